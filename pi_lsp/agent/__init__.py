@@ -1,0 +1,1 @@
+"""agent layer of pi-lsp (see design.md section 1)."""

@@ -1,0 +1,1 @@
+"""demo layer of pi-lsp (see design.md section 1)."""

@@ -1,0 +1,1 @@
+"""editor layer of pi-lsp (see design.md section 1)."""

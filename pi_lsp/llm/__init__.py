@@ -1,0 +1,1 @@
+"""llm layer of pi-lsp (see design.md section 1)."""

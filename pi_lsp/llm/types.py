@@ -1,0 +1,140 @@
+"""Conversation types shared by the agent core, the tools and the providers.
+
+The shapes follow Pi (pi-behaviour.md section 4.1). Python attributes are snake_case; on the wire
+(JSON-RPC results, session journals, `pi-lsp exec` output) they are camelCase through aliases, so
+always serialise with :func:`to_wire`, which is
+``model_dump(mode="json", by_alias=True, exclude_none=True)``.
+
+Timestamps are integer epoch **milliseconds** (:func:`now_ms`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+"""Why an assistant message ended (Pi's ``StopReason`` without the proxy-only ``pending``)."""
+
+
+def now_ms() -> int:
+    """Current time as integer epoch milliseconds (the unit of every ``timestamp``)."""
+    return time.time_ns() // 1_000_000
+
+
+class WireModel(BaseModel):
+    """Base for every wire type: camelCase aliases, population by field name or alias."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class TextContent(WireModel):
+    """A text block: ``{type: "text", text}``."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageContent(WireModel):
+    """An image block: ``{type: "image", data: <base64>, mimeType}``."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ThinkingContent(WireModel):
+    """Reasoning text streamed by the model (``reasoning_content`` in OpenAI-compatible APIs)."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+
+
+class ToolCall(WireModel):
+    """A tool call inside an assistant message: ``{type: "toolCall", id, name, arguments}``.
+
+    ``arguments`` is whatever the model sent; the pipeline validates it (it may not even be an
+    object when it arrives from an external client).
+    """
+
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: Any = Field(default_factory=dict)
+
+
+class Usage(WireModel):
+    """Token usage of one assistant message (zero when the provider did not report it)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+
+
+ResultContent = Annotated[Union[TextContent, ImageContent], Field(discriminator="type")]
+AssistantContent = Annotated[
+    Union[TextContent, ThinkingContent, ToolCall], Field(discriminator="type")
+]
+UserContent = ResultContent
+
+
+class UserMessage(WireModel):
+    """``{role: "user", content: str | [text|image], timestamp}``."""
+
+    role: Literal["user"] = "user"
+    content: Union[str, list[UserContent]]
+    timestamp: int = Field(default_factory=now_ms)
+
+
+class AssistantMessage(WireModel):
+    """``{role: "assistant", content, api, provider, model, usage, stopReason, errorMessage?, timestamp}``."""
+
+    role: Literal["assistant"] = "assistant"
+    content: list[AssistantContent] = Field(default_factory=list)
+    api: str = "openai-completions"
+    provider: str = ""
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: int = Field(default_factory=now_ms)
+
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool-call blocks of this message, in source order."""
+        return [block for block in self.content if isinstance(block, ToolCall)]
+
+
+class ToolResultMessage(WireModel):
+    """The receipt of one tool call (design.md section 2, step 7).
+
+    ``{role: "toolResult", toolCallId, toolName, content: [text|image], details?, isError, timestamp}``.
+    ``tool_call_id`` is ``None`` only for `pi-lsp exec` input lines that were not a tool call.
+    """
+
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str | None
+    tool_name: str
+    content: list[ResultContent]
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = Field(default_factory=now_ms)
+
+
+Message = Annotated[
+    Union[UserMessage, AssistantMessage, ToolResultMessage], Field(discriminator="role")
+]
+
+
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """Serialise a wire model the one way the project does: JSON mode, camelCase, no ``None``."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def text_result(text: str) -> list[ResultContent]:
+    """A content list holding one text block."""
+    return [TextContent(text=text)]

@@ -1,0 +1,1 @@
+"""policy layer of pi-lsp (see design.md section 1)."""

@@ -1,0 +1,63 @@
+"""What the coding tools share in one daemon or `pi-lsp exec` session.
+
+:class:`ToolEnvironment` is built once per session by the daemon (``server.py``) or by
+``pi-lsp exec`` and handed to :func:`pi_lsp.tools.create_tools`. It owns no pygls and no editor: the
+editor reaches the tools only through the ``files`` seam.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pi_lsp.tools.files import FileAccess
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pi_lsp.tools.processes import ProcessRegistry
+
+
+@dataclass
+class ToolSettings:
+    """Timeouts and limits of the tools. Every one is a setting so tests can make them small.
+
+    Units are seconds unless the name says otherwise.
+
+    Attributes:
+        bash_timeout_seconds: default timeout of a bash call without its own ``timeout``
+            (design.md section 5, ``bash.timeoutSeconds``); ``None`` means no timeout (Pi).
+        bash_kill_grace_seconds: time between SIGTERM and SIGKILL to a process group.
+        bash_idle_drain_seconds: after the shell exited, stop reading pipes that stay open (held by
+            background children) once they were silent this long (Pi: 0.1, re-armed per chunk).
+        bash_update_interval_seconds: minimum time between two partial-output updates (Pi: 0.1).
+        bash_shell: the shell to run ``-c`` with; ``None`` = ``/bin/bash``, then ``bash`` on PATH,
+            then ``sh`` (pi-behaviour.md 2.2).
+    """
+
+    bash_timeout_seconds: float | None = 600.0
+    bash_kill_grace_seconds: float = 2.0
+    bash_idle_drain_seconds: float = 0.1
+    bash_update_interval_seconds: float = 0.1
+    bash_shell: str | None = None
+
+
+@dataclass
+class ToolEnvironment:
+    """The session the tools work in.
+
+    Attributes:
+        cwd: working directory: relative paths resolve against it, bash runs in it (the first
+            workspace folder in the daemon).
+        files: the :class:`~pi_lsp.tools.files.FileAccess` seam for read, edit and write.
+        temp_dir: the session's own temp folder (bash spill files); removed with the session.
+        workspace_folders: every workspace folder (``cwd`` first); used by policy and notices.
+        processes: the registry of process groups started by tools, ended with the session.
+        settings: timeouts and limits.
+    """
+
+    cwd: Path
+    files: FileAccess
+    temp_dir: Path
+    workspace_folders: list[Path] = field(default_factory=list)
+    processes: "ProcessRegistry | None" = None
+    settings: ToolSettings = field(default_factory=ToolSettings)
