@@ -1,0 +1,143 @@
+"""How the file tools turn a model's path string into an absolute path (pi-behaviour.md 1.2, 1.3).
+
+Models write paths the way people do: with ``~``, an ``@`` copied from a CLI mention, a non-breaking
+space pasted from a web page, a ``file://`` URL, or a macOS screenshot name typed with plain
+spaces and apostrophes. :func:`resolve_to_cwd` applies Pi's rules (used by edit, write, grep, find,
+ls); :func:`resolve_read_path` adds read's fallbacks for names that exist on disk in another
+Unicode form. There is no sandboxing here: absolute paths and ``..`` escapes are allowed (the
+policy layer decides about those).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from pi_lsp.agent.tool import ToolError
+
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+_NARROW_NO_BREAK_SPACE = "\u202f"
+_AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
+_CURLY_APOSTROPHE = "\u2019"
+
+
+class InvalidPathError(ToolError):
+    """The path string cannot name a file (an invalid ``file://`` URL). The message is model-facing."""
+
+
+def expand_path(path: str) -> str:
+    """Pi's ``expandPath``: the textual clean-ups before resolution, in the peer's order.
+
+    1. One leading ``@`` is removed (models echo the CLI's ``@file`` mentions).
+    2. U+00A0, U+2000..U+200A, U+202F, U+205F and U+3000 become a plain space.
+    3. Exactly ``~`` is the home directory; ``~/rest`` is home joined with ``rest``. ``~draft.md``
+       and ``~user/x`` are *not* expanded (they stay relative names).
+    4. A ``file://`` URL becomes its filesystem path (see :func:`file_url_to_path`).
+
+    Whitespace is never trimmed. Raises :class:`InvalidPathError` for an invalid file URL.
+    """
+    text = path[1:] if path.startswith("@") else path
+    text = _UNICODE_SPACES.sub(" ", text)
+    if text == "~":
+        return str(Path.home())
+    if text.startswith("~/"):
+        return str(Path.home()) + text[1:]
+    if text[:7].lower() == "file://":
+        return file_url_to_path(text)
+    return text
+
+
+def file_url_to_path(url: str) -> str:
+    """Convert a ``file:`` URL to a POSIX path, with Node's ``fileURLToPath`` rules.
+
+    The host must be empty or ``localhost``; percent-escapes are decoded (``%20`` is a space), but
+    an encoded ``/`` (``%2F``) is refused because it cannot be part of a file name. Query and
+    fragment are dropped. Raises :class:`InvalidPathError` with a model-facing message otherwise.
+    Plain paths never come here, so a file literally named ``a%2Fb`` keeps its name.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise InvalidPathError(f"Invalid file URL: {url} ({exc})") from exc
+    if parts.scheme.lower() != "file":
+        raise InvalidPathError(f"Invalid file URL: {url} (the scheme must be file)")
+    if parts.netloc not in ("", "localhost"):
+        raise InvalidPathError(
+            f'Invalid file URL: {url} (the host must be "localhost" or empty on this platform)'
+        )
+    if not parts.path.startswith("/"):
+        raise InvalidPathError(f"Invalid file URL: {url} (the path must be absolute)")
+    if re.search("%2f", parts.path, re.IGNORECASE):
+        raise InvalidPathError(
+            f"Invalid file URL: {url} (the path must not include encoded / characters)"
+        )
+    return unquote(parts.path, errors="surrogateescape")
+
+
+def _normalise(path: str) -> str:
+    """Lexical normalisation like Node's ``path.resolve`` (``.``/``..``, doubled and trailing ``/``)."""
+    text = os.path.normpath(path)
+    if text.startswith("//"):  # POSIX normpath keeps a leading '//'; Node does not
+        text = "/" + text.lstrip("/")
+    return text
+
+
+def resolve_to_cwd(path: str, cwd: Path) -> Path:
+    """Resolve a model-supplied path to an absolute, normalised path (Pi's ``resolveToCwd``, 1.2).
+
+    ``path`` is the raw string from the tool call; ``cwd`` the session's working directory
+    (absolute). After :func:`expand_path`, an absolute path is normalised (``/a/./b/../c`` ->
+    ``/a/c``) and a relative one is joined to ``cwd`` first. Symlinks are not resolved. An empty
+    string names ``cwd`` itself (Node's ``path.resolve(cwd, "")``).
+
+    Raises :class:`InvalidPathError` for an invalid ``file://`` URL.
+    """
+    expanded = expand_path(path)
+    if os.path.isabs(expanded):
+        return Path(_normalise(expanded))
+    return Path(_normalise(os.path.join(os.fspath(cwd), expanded)))
+
+
+def _read_path_variants(resolved: str) -> list[str]:
+    """read's fallbacks in Pi's order: AM/PM with U+202F, NFD, curly apostrophe, NFD + curly."""
+    nfd = unicodedata.normalize("NFD", resolved)
+    return [
+        _AM_PM.sub(lambda m: _NARROW_NO_BREAK_SPACE + m.group(1) + ".", resolved),
+        nfd,
+        resolved.replace("'", _CURLY_APOSTROPHE),
+        nfd.replace("'", _CURLY_APOSTROPHE),
+    ]
+
+
+def resolve_read_path(path: str, cwd: Path) -> Path:
+    """:func:`resolve_to_cwd` plus read's fallbacks for names stored in another form (1.3).
+
+    When the plain resolved path does not exist (``os.path.exists``: symlinks followed), these are
+    tried in order and the first that exists is returned: every `` AM.``/`` PM.`` (any case) with
+    its space turned into U+202F (macOS screenshot names); the NFD form of the whole path; every
+    ``'`` turned into U+2019; NFD plus U+2019. If none exists the plain resolved path is returned,
+    so the caller's access check fails with ``ENOENT`` naming the path the model gave.
+    """
+    resolved = os.fspath(resolve_to_cwd(path, cwd))
+    if os.path.exists(resolved):
+        return Path(resolved)
+    for variant in _read_path_variants(resolved):
+        if variant != resolved and os.path.exists(variant):
+            return Path(variant)
+    return Path(resolved)
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """A short label for ``path``: relative to ``cwd`` with ``/`` separators when inside it, else
+    the absolute path. ``cwd`` itself is ``.``. Used in editor labels (``pi: write src/a.py``)."""
+    absolute = Path(_normalise(os.fspath(path)))
+    base = Path(_normalise(os.fspath(cwd)))
+    try:
+        rel = absolute.relative_to(base)
+    except ValueError:
+        return absolute.as_posix()
+    text = rel.as_posix()
+    return text if text else "."
