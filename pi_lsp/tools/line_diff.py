@@ -1,0 +1,209 @@
+"""A line diff of two LF texts (line breaks ``\\n`` only), the base of the edit's display diff and patch.
+
+The diff follows the one Pi uses (jsdiff's ``diffLines``: a line is a token *with* its
+``\\n``, so a last line without ``\\n`` differs from the same line with one; Myers' greedy
+algorithm, preferring a removal over an insertion on ties), with two speed-ups that keep its
+output exactly: the common prefix (whole lines) is cut off first with ``memcmp``-speed slice
+comparisons (Myers' first snake does the same), and long equal runs are skipped by galloping
+instead of line by line. A middle part
+that would need more than :data:`MAX_EDIT_DISTANCE` line edits is reported as one removal followed
+by one insertion (a correct, not minimal, diff), so nothing is quadratic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_EDIT_DISTANCE = 400
+"""Above this many line insertions plus removals the Myers search stops (see the module doc)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """A run of the line diff: ``kind`` is ``" "`` (common), ``"-"`` (removed) or ``"+"`` (added);
+    ``text`` is its lines joined, each ending in ``\\n`` except possibly the file's last line."""
+
+    kind: str
+    text: str
+
+    def line_count(self) -> int:
+        """Number of lines in the run."""
+        text = self.text
+        return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+    def lines(self) -> list[str]:
+        """Every line of the run, without its ``\\n``."""
+        lines = self.text.split("\n")
+        return lines[:-1] if lines[-1] == "" else lines
+
+    def head(self, n: int) -> list[str]:
+        """The first ``n`` lines (fewer if the run is shorter), without reading the rest."""
+        lines = self.text.split("\n", n)
+        if len(lines) > n:
+            return lines[:n]
+        return lines[:-1] if lines[-1] == "" else lines
+
+    def tail(self, n: int) -> list[str]:
+        """The last ``n`` lines (fewer if the run is shorter), without reading the rest."""
+        if n <= 0:
+            return []
+        body = self.text[:-1] if self.text.endswith("\n") else self.text
+        return body.rsplit("\n", n)[-n:] if body or self.text else []
+
+
+def _common_prefix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # largest n with a[:n] == b[:n]
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class _Unterminated(str):
+    """The file's last line when it has no ``\\n``: never equal to a terminated line."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unterminated) and str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+
+def _tokens(text: str) -> list[str]:
+    """Lines of ``text`` without their ``\\n``; a last line lacking one is :class:`_Unterminated`."""
+    pieces = text.split("\n")
+    last = pieces.pop()
+    if last:
+        pieces.append(_Unterminated(last))
+    return pieces
+
+
+def _join(tokens: list[str]) -> str:
+    if not tokens:
+        return ""
+    text = "\n".join(tokens)
+    return text if isinstance(tokens[-1], _Unterminated) else text + "\n"
+
+
+def _snake(old: list[str], new: list[str], x: int, y: int) -> int:
+    """How many tokens are equal from ``old[x]``/``new[y]`` on (galloping, then binary search)."""
+    n = min(len(old) - x, len(new) - y)
+    if n == 0 or old[x] != new[y]:
+        return 0
+    good, step = 1, 2
+    while step <= n and old[x:x + step] == new[y:y + step]:
+        good, step = step, step * 2
+    hi = min(step, n + 1)  # old[x:x+hi] != new[y:y+hi] (or hi > n)
+    while hi - good > 1:
+        mid = (good + hi) // 2
+        if old[x:x + mid] == new[y:y + mid]:
+            good = mid
+        else:
+            hi = mid
+    return good
+
+
+def _myers(old: list[str], new: list[str]) -> list[tuple[str, int]] | None:
+    """Greedy forward Myers over tokens: ``[(kind, count)]`` runs, or None past the distance cap."""
+    n, m = len(old), len(new)
+    # a path: (x, runs) with runs a linked list (kind, count, previous)
+    run0 = None
+    common = _snake(old, new, 0, 0)
+    if common:
+        run0 = (" ", common, None)
+    if common >= n and common >= m:
+        return _flatten(run0)
+    best: dict[int, tuple[int, object]] = {0: (common, run0)}
+    min_k, max_k = -(n + m), n + m
+    for d in range(1, min(n + m, MAX_EDIT_DISTANCE) + 1):
+        for k in range(max(min_k, -d), min(max_k, d) + 1, 2):
+            remove = best.pop(k - 1, None)
+            add = best.get(k + 1)
+            can_add = add is not None and 0 < add[0] - k <= m
+            can_remove = remove is not None and remove[0] < n
+            if not can_add and not can_remove:
+                best.pop(k, None)
+                continue
+            if not can_remove or (can_add and remove[0] < add[0]):
+                x, runs = add[0], _extend(add[1], "+")
+            else:
+                x, runs = remove[0] + 1, _extend(remove[1], "-")
+            y = x - k
+            common = _snake(old, new, x, y)
+            if common:
+                x, y = x + common, y + common
+                runs = (" ", common, runs)
+            if x >= n and y >= m:
+                return _flatten(runs)
+            best[k] = (x, runs)
+            if x >= n:
+                max_k = min(max_k, k - 1)
+            if y >= m:
+                min_k = max(min_k, k + 1)
+    return None
+
+
+def _extend(runs: object, kind: str) -> tuple:
+    if runs is not None and runs[0] == kind:  # type: ignore[index]
+        return (kind, runs[1] + 1, runs[2])  # type: ignore[index]
+    return (kind, 1, runs)
+
+
+def _flatten(runs: object) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    while runs is not None:
+        out.append((runs[0], runs[1]))  # type: ignore[index]
+        runs = runs[2]  # type: ignore[index]
+    out.reverse()
+    return out
+
+
+def diff_lines(old: str, new: str) -> list[Part]:
+    """The line diff of two LF texts as :class:`Part` runs, in order (adjacent kinds merged).
+
+    Joining the ``" "`` and ``"-"`` parts gives ``old``; the ``" "`` and ``"+"`` parts give ``new``.
+    """
+    prefix = _common_prefix(old, new)
+    if prefix < len(old) or prefix < len(new):
+        prefix = old.rfind("\n", 0, prefix) + 1
+    parts: list[Part] = []
+    if prefix:
+        parts.append(Part(" ", old[:prefix]))
+    old_tokens, new_tokens = _tokens(old[prefix:]), _tokens(new[prefix:])
+    runs = _myers(old_tokens, new_tokens)
+    if runs is None:
+        runs = _replace_all(old_tokens, new_tokens)
+    x = y = 0
+    for kind, count in runs:
+        if count == 0:
+            continue
+        if kind == "+":
+            text = _join(new_tokens[y : y + count])
+            y += count
+        else:
+            text = _join(old_tokens[x : x + count])
+            x += count
+            if kind == " ":
+                y += count
+        _append(parts, Part(kind, text))
+    return parts
+
+
+def _replace_all(old: list[str], new: list[str]) -> list[tuple[str, int]]:
+    """The fallback past the distance cap: common tail kept, everything else removed then added."""
+    tail = 0
+    while tail < min(len(old), len(new)) and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
+        tail += 1
+    return [("-", len(old) - tail), ("+", len(new) - tail), (" ", tail)]
+
+
+def _append(parts: list[Part], part: Part) -> None:
+    if parts and parts[-1].kind == part.kind:
+        parts[-1] = Part(part.kind, parts[-1].text + part.text)
+    else:
+        parts.append(part)
