@@ -1,0 +1,385 @@
+"""The ``bash`` tool: run a shell command under supervision (pi-behaviour.md 2.2, design.md section 7).
+
+What the model sees follows the peer (Pi 0.73.1): the tail of the output (last 2000 lines or
+50 KiB), the ``[Showing lines ...]`` notices, ``(no output)``, ``Command exited with code N``,
+``Command timed out after {t} seconds``, ``Command aborted``. What pi-lsp adds (issue 3):
+
+- the command runs as ``{shell} -c command`` in a new session (its own process group, no
+  controlling terminal) with ``stdin`` on ``/dev/null``, registered in the session's
+  :class:`~pi_lsp.tools.processes.ProcessRegistry`;
+- the call returns when the **shell** exits (a ``SubprocessProtocol``'s ``process_exited``; not
+  ``Process.wait()``, which also waits for every pipe), followed by an idle drain: pipes held open
+  by background children are read until they stay silent ``bash_idle_drain_seconds`` (at most
+  ``bash_max_drain_seconds``); afterwards they are still drained, with the data dropped, so no
+  child ever gets SIGPIPE from us;
+- a default timeout (``bash_timeout_seconds``); on timeout or cancellation SIGTERM to the group,
+  SIGKILL after ``bash_kill_grace_seconds``;
+- a shell killed by a signal it was not sent by us is an error naming the signal;
+- output decoded per stream, escapes stripped, memory bounded (:mod:`pi_lsp.tools.output_buffer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import shutil
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pi_lsp.agent.js_values import js_number_to_string
+from pi_lsp.agent.schema import json_schema_of
+from pi_lsp.agent.tool import ToolContext, ToolError, ToolResult
+from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.os_errors import os_error_code
+from pi_lsp.tools.output_buffer import OutputBuffer, OutputSnapshot
+from pi_lsp.tools.processes import ProcessRegistry
+from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+
+DESCRIPTION = (
+    "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
+    f"truncated to last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit "
+    "first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds."
+)
+"""The peer's description, verbatim."""
+
+MAX_TIMEOUT_SECONDS = 2_147_483.647
+"""Largest accepted timeout (Pi 0.83: Node's 32-bit millisecond timer limit)."""
+
+DEFAULT_MAX_DRAIN_SECONDS = 5.0
+"""Upper bound of the post-exit drain when a background child keeps writing (no setting yet)."""
+
+_KILL_WAIT_SECONDS = 2.0
+_SESSION_VARIABLES = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
+
+
+# The arguments ``{command, timeout?}``; ``timeout`` in seconds; an open object like the peer's
+# schema. (No docstring: pydantic would put it into the schema models see as its description.)
+class BashArgs(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    command: str = Field(description="Bash command to execute")
+    timeout: float | None = Field(
+        default=None, description="Timeout in seconds (optional, no default timeout)"
+    )
+
+
+def resolve_shell(configured: str | None) -> str:
+    """The shell to run ``-c`` with: ``configured`` (must exist: Pi's ``Custom shell path not
+    found: {path}``), else ``/bin/bash``, else ``bash`` on PATH, else ``sh`` (pi-behaviour.md 2.2)."""
+    if configured:
+        if not os.path.exists(configured):
+            raise ToolError(f"Custom shell path not found: {configured}")
+        return configured
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash"
+    return shutil.which("bash") or "sh"
+
+
+def check_timeout(timeout: float | None) -> float | None:
+    """Validate a timeout in seconds (Pi 0.83's rules; the issue's bad-input list).
+
+    ``None`` passes. Not finite or <= 0: ``Invalid timeout: must be a finite number of seconds``;
+    above :data:`MAX_TIMEOUT_SECONDS`: ``Invalid timeout: maximum is 2147483.647 seconds``.
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ToolError("Invalid timeout: must be a finite number of seconds")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ToolError("Invalid timeout: must be a finite number of seconds")
+    if timeout > MAX_TIMEOUT_SECONDS:
+        raise ToolError(f"Invalid timeout: maximum is {MAX_TIMEOUT_SECONDS} seconds")
+    return timeout
+
+
+class _ShellProtocol(asyncio.SubprocessProtocol):
+    """Feeds both pipes into an :class:`OutputBuffer`; reports exit and end of the pipes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, buffer: OutputBuffer, on_data: Any) -> None:
+        self.buffer = buffer
+        self.on_data = on_data
+        self.accepting = True
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.pipes_closed: asyncio.Future[None] = loop.create_future()
+        self.last_data = time.monotonic()
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.on_finished: Any = None
+        self._open_pipes = {1, 2}
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if not self.accepting:
+            return  # after the result: drained and dropped (the peer drops late output too)
+        self.last_data = time.monotonic()
+        self.buffer.feed(fd, data if isinstance(data, bytes) else data.encode())
+        self.on_data()
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self._open_pipes.discard(fd)
+        if not self._open_pipes and not self.pipes_closed.done():
+            self.pipes_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # exited and both pipes closed: asyncio is done with the process
+        if self.transport is not None:
+            self.transport.close()
+        if self.on_finished is not None:
+            self.on_finished()
+
+
+@dataclass
+class _Outcome:
+    status: str | None  # None: success; else "exit", "signal", "timeout", "aborted"
+    code: int | None = None
+
+
+_DRAINING: set[_ShellProtocol] = set()
+"""Protocols of finished calls whose pipes are still held by background children."""
+
+
+class BashTool:
+    """The ``bash`` tool of one session (implements :class:`pi_lsp.agent.tool.Tool`).
+
+    ``execute`` raises :class:`ToolError` for every failure the model should read: validation of
+    ``timeout``, empty command, missing cwd, spawn failure, non-zero exit, a fatal signal, timeout
+    and cancellation (the latter two after the process group was ended).
+    """
+
+    name = "bash"
+    label = "bash"
+    description = DESCRIPTION
+    args_model = BashArgs
+    execution_mode = "parallel"
+
+    def __init__(self, env: ToolEnvironment) -> None:
+        self.env = env
+        self.parameters: dict[str, Any] = json_schema_of(BashArgs)
+
+    def prepare_arguments(self, raw: Any) -> Any:
+        """Identity (bash has no argument shim)."""
+        return raw
+
+    async def execute(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        """Run ``args.command``; see the module docstring for the rules."""
+        settings = self.env.settings
+        timeout = check_timeout(args.timeout)
+        if timeout is None:
+            timeout = check_timeout(settings.bash_timeout_seconds)
+        command = args.command
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError("Invalid command: the command is empty. Nothing was run.")
+        if ctx.signal.aborted:
+            raise ToolError("Command aborted")
+        cwd = Path(self.env.cwd)
+        if not cwd.is_dir():
+            raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
+        shell = resolve_shell(settings.bash_shell)
+        registry = self.env.processes
+        buffer = OutputBuffer(Path(self.env.temp_dir))
+        updates = _UpdateThrottle(ctx, buffer, settings.bash_update_interval_seconds)
+        ctx.update(ToolResult(content=[], details=None))
+        loop = asyncio.get_running_loop()
+        protocol = _ShellProtocol(loop, buffer, updates.data_arrived)
+        base_env = {k: v for k, v in os.environ.items() if k not in _SESSION_VARIABLES}
+        spawn_env = registry.spawn_env(base_env) if registry is not None else base_env
+        try:
+            transport, _ = await loop.subprocess_exec(
+                lambda: protocol, shell, "-c", command, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(cwd),
+                env=spawn_env, start_new_session=True,
+            )
+        except OSError as exc:
+            buffer.close()
+            raise ToolError(f"spawn {shell} {os_error_code(exc) or exc.strerror}") from None
+        pgid = transport.get_pid()
+        if registry is not None:
+            registry.register(pgid)
+            protocol.on_finished = lambda: registry.unregister(pgid)
+        try:
+            outcome = await self._supervise(protocol, transport, pgid, timeout)
+        finally:
+            protocol.accepting = False
+            updates.close()
+            buffer.finish()
+            if protocol.pipes_closed.done():
+                if protocol.exited.done():
+                    transport.close()
+            else:
+                _DRAINING.add(protocol)
+                protocol.pipes_closed.add_done_callback(lambda _f: _DRAINING.discard(protocol))
+        snapshot = buffer.snapshot()
+        buffer.close()
+        updates.final(snapshot)
+        return self._result(outcome, snapshot, buffer, timeout)
+
+    async def _supervise(
+        self, protocol: _ShellProtocol, transport: Any, pgid: int, timeout: float | None
+    ) -> _Outcome:
+        """Wait for the shell (or the timeout, or cancellation), then drain the pipes."""
+        settings = self.env.settings
+        try:
+            done, _ = await asyncio.wait({protocol.exited}, timeout=timeout)
+        except asyncio.CancelledError:
+            await self._end_group(protocol, pgid)
+            return _Outcome("aborted")
+        if not done:
+            await self._end_group(protocol, pgid)
+            return _Outcome("timeout")
+        try:
+            await self._drain(protocol, settings.bash_idle_drain_seconds)
+        except asyncio.CancelledError:
+            await self._end_group(protocol, pgid)  # background children of an aborted call go too
+            return _Outcome("aborted")
+        code = transport.get_returncode()
+        if code is None or code == 0:
+            return _Outcome(None, code)
+        if code < 0:
+            return _Outcome("signal", -code)
+        return _Outcome("exit", code)
+
+    async def _end_group(self, protocol: _ShellProtocol, pgid: int) -> None:
+        """SIGTERM, grace, SIGKILL; then wait for the shell's exit and a short drain.
+
+        Runs in its own task so a second cancellation cannot leave the group half-ended.
+        """
+        grace = self.env.settings.bash_kill_grace_seconds
+        registry = self.env.processes or ProcessRegistry(kill_grace_seconds=grace)
+
+        async def end() -> None:
+            await registry.terminate_group(pgid, grace)
+            await asyncio.wait({protocol.exited}, timeout=_KILL_WAIT_SECONDS)
+            await self._drain(protocol, self.env.settings.bash_idle_drain_seconds)
+
+        task = asyncio.ensure_future(end())
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await task
+
+    async def _drain(self, protocol: _ShellProtocol, idle: float) -> None:
+        """After exit: read until the pipes close, ``idle`` seconds pass without data, or the
+        drain cap is reached (Pi: 100 ms idle, re-armed per chunk)."""
+        cap = getattr(self.env.settings, "bash_max_drain_seconds", DEFAULT_MAX_DRAIN_SECONDS)
+        start = time.monotonic()
+        protocol.last_data = max(protocol.last_data, start)
+        while not protocol.pipes_closed.done():
+            now = time.monotonic()
+            remaining = min(protocol.last_data + idle, start + cap) - now
+            if remaining <= 0:
+                return
+            await asyncio.wait({protocol.pipes_closed}, timeout=remaining)
+
+    def _result(
+        self, outcome: _Outcome, snapshot: OutputSnapshot, buffer: OutputBuffer, timeout: float | None
+    ) -> ToolResult:
+        if outcome.status in ("timeout", "aborted"):
+            text, _ = _format_output(snapshot, buffer, "")
+            if outcome.status == "aborted":
+                raise ToolError(_append_status(text, "Command aborted"))
+            shown = js_number_to_string(timeout) if timeout is not None else "?"
+            raise ToolError(_append_status(text, f"Command timed out after {shown} seconds"))
+        text, details = _format_output(snapshot, buffer, "(no output)")
+        if outcome.status == "exit":
+            raise ToolError(_append_status(text, f"Command exited with code {outcome.code}"))
+        if outcome.status == "signal":
+            raise ToolError(_append_status(text, f"Command terminated by signal {_signal_name(outcome.code)}"))
+        return ToolResult.text(text, details)
+
+
+def _signal_name(number: int | None) -> str:
+    try:
+        return signal.Signals(number).name  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return f"signal {number}"
+
+
+def _append_status(text: str, status: str) -> str:
+    return f"{text}\n\n{status}" if text else status
+
+
+def _format_output(
+    snapshot: OutputSnapshot, buffer: OutputBuffer, empty_text: str
+) -> tuple[str, dict[str, Any] | None]:
+    """The peer's ``formatOutput``: body (or ``empty_text``) plus the truncation notice."""
+    truncation = snapshot.truncation
+    text = snapshot.content or empty_text
+    if not truncation.truncated:
+        return text, None
+    path = snapshot.full_output_path
+    details = {"truncation": truncation.to_details(), "fullOutputPath": str(path) if path else None}
+    end = truncation.total_lines
+    start = end - truncation.output_lines + 1
+    if truncation.last_line_partial:
+        text += (
+            f"\n\n[Showing last {format_size(truncation.output_bytes)} of line {end} "
+            f"(line is {format_size(buffer.last_line_bytes)}). Full output: {path}]"
+        )
+    elif truncation.truncated_by == "lines":
+        text += f"\n\n[Showing lines {start}-{end} of {truncation.total_lines}. Full output: {path}]"
+    else:
+        text += (
+            f"\n\n[Showing lines {start}-{end} of {truncation.total_lines} "
+            f"({format_size(buffer.max_bytes)} limit). Full output: {path}]"
+        )
+    return text, details
+
+
+class _UpdateThrottle:
+    """Partial results through ``ctx.update``, at most one per ``interval`` seconds."""
+
+    def __init__(self, ctx: ToolContext, buffer: OutputBuffer, interval: float) -> None:
+        self.ctx = ctx
+        self.buffer = buffer
+        self.interval = interval
+        self.last = 0.0
+        self.dirty = False
+        self.handle: asyncio.TimerHandle | None = None
+        self.closed = False
+
+    def data_arrived(self) -> None:
+        if self.ctx.on_update is None or self.closed:
+            return
+        self.dirty = True
+        delay = self.interval - (time.monotonic() - self.last)
+        if delay <= 0:
+            self._emit()
+        elif self.handle is None:
+            self.handle = asyncio.get_running_loop().call_later(delay, self._emit)
+
+    def _emit(self, snapshot: OutputSnapshot | None = None) -> None:
+        self.handle = None
+        if not self.dirty or self.closed and snapshot is None:
+            return
+        self.dirty = False
+        self.last = time.monotonic()
+        snapshot = snapshot or self.buffer.snapshot()
+        details: dict[str, Any] = {}
+        if snapshot.truncation.truncated:
+            details["truncation"] = snapshot.truncation.to_details()
+        if snapshot.full_output_path is not None:
+            details["fullOutputPath"] = str(snapshot.full_output_path)
+        self.ctx.update(ToolResult.text(snapshot.content, details))
+
+    def close(self) -> None:
+        """Stop timed updates (the final flush comes from :meth:`final`)."""
+        self.closed = True
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def final(self, snapshot: OutputSnapshot) -> None:
+        """Flush the last pending update, if any (the peer's final ``emitOutputUpdate``)."""
+        if self.ctx.on_update is not None and self.dirty:
+            self._emit(snapshot)
