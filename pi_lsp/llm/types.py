@@ -51,6 +51,9 @@ class ThinkingContent(WireModel):
 
     type: Literal["thinking"] = "thinking"
     thinking: str
+    thinking_signature: str | None = None
+    """For OpenAI-compatible servers: the delta field the reasoning came in (``reasoning_content``,
+    ``reasoning``); the provider sends the reasoning back under that field (Pi does the same)."""
 
 
 class ToolCall(WireModel):
