@@ -1,0 +1,177 @@
+"""The ``find`` tool: files and directories by glob pattern (pi-behaviour.md 2.6, design.md 7).
+
+The peer's parameters, limits, output and notices; the walk is ripgrep's (``rg --files``), so the
+ignore rules are the same as grep's: hidden entries included, ``.gitignore`` honoured inside and
+outside git repositories, hierarchically (``a/.gitignore`` affects only ``a/``), ``.ignore`` and
+``.rgignore`` too, ``.git`` never listed. Results are sorted by path (component by component,
+byte order), directories carry a trailing ``/`` and come right before their contents.
+
+Directories are derived from the files rg lists: a directory appears when it holds at least one
+file that is not ignored (fd would also list empty directories). Symbolic links are not followed
+and not listed (rg's walk skips them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
+from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.glob_pattern import FindPattern, GlobError, compile_find_pattern
+from pi_lsp.tools.paths import resolve_to_cwd
+from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
+from pi_lsp.tools.search_notices import js_number, notices_suffix
+from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+DEFAULT_LIMIT = 1000
+"""Results returned when the call gives no ``limit`` (the peer's default)."""
+
+DESCRIPTION = (
+    "Search for files by glob pattern. Returns matching file paths relative to the search "
+    "directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is "
+    "hit first)."
+)
+
+
+class FindArgs(BaseModel):
+    """Arguments of ``find`` (the peer's schema; open object)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    pattern: str = Field(
+        description="Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"
+    )
+    path: str | None = Field(
+        default=None, description="Directory to search in (default: current directory)"
+    )
+    limit: float | None = Field(
+        default=None, description="Maximum number of results (default: 1000)"
+    )
+
+
+class _Collector:
+    """Turns rg's sorted file list into sorted matching files and directories, up to a limit."""
+
+    def __init__(self, search_path: Path, pattern: FindPattern, limit: float) -> None:
+        self._root = os.fsdecode(search_path).rstrip("/")
+        self._prefix = os.fsencode(search_path).rstrip(b"/") + b"/"
+        self._pattern = pattern
+        self._limit = limit
+        self._open_dirs: list[str] = []  # the directory chain of the previous file
+        self.results: list[str] = []
+        self.size = 0
+        self.limit_reached = False
+
+    def _offer(self, parts: list[str], is_dir: bool) -> bool:
+        """Add one entry if it matches; True when the caller should stop (limit or bytes)."""
+        relative = "/".join(parts)
+        if self._pattern.matches(parts[-1], relative, f"{self._root}/{relative}"):
+            shown = relative + "/" if is_dir else relative
+            self.results.append(shown)
+            self.size += len(shown) + 1
+            if len(self.results) >= self._limit:
+                self.limit_reached = True
+                return True
+            return self.size > DEFAULT_MAX_BYTES
+        return False
+
+    def add_file(self, raw: bytes) -> bool:
+        """Take one path from ``rg --files``; True when enough results were collected."""
+        if raw.startswith(self._prefix):
+            raw = raw[len(self._prefix) :]
+        parts = raw.decode("utf-8", "replace").split("/")
+        dirs = parts[:-1]
+        common = 0
+        while (
+            common < len(self._open_dirs)
+            and common < len(dirs)
+            and self._open_dirs[common] == dirs[common]
+        ):
+            common += 1
+        del self._open_dirs[common:]
+        for depth in range(common, len(dirs)):
+            self._open_dirs.append(dirs[depth])
+            if self._offer(dirs[: depth + 1], is_dir=True):
+                return True
+        return self._offer(parts, is_dir=False)
+
+
+class FindTool:
+    """The ``find`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
+
+    Errors (:class:`ToolError`): ``Path not found: {abs}``, ``Not a directory: {abs}``,
+    ``Invalid glob pattern '{p}': {reason}``, ``Invalid limit: ...`` for a limit below 1 (the peer
+    hands it to fd, which lists everything for 0 and fails for negatives), rg failures.
+    ``No files found matching pattern`` is a success.
+    """
+
+    name = "find"
+    label = "find"
+    description = DESCRIPTION
+    args_model = FindArgs
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    def __init__(self, env: ToolEnvironment) -> None:
+        self._env = env
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema sent to models (the peer's)."""
+        from pi_lsp.agent.schema import json_schema_of
+
+        return json_schema_of(FindArgs)
+
+    def prepare_arguments(self, raw: Any) -> Any:
+        """Identity: find has no argument shim."""
+        return raw
+
+    async def execute(self, args: FindArgs, ctx: ToolContext) -> ToolResult:
+        """List matching entries (module docstring); see the class for errors."""
+        if ctx.signal.aborted:
+            raise ToolError(ABORTED_MESSAGE)
+        search_path = resolve_to_cwd(args.path or ".", self._env.cwd)
+        try:
+            is_directory = search_path.is_dir()
+            search_path.stat()
+        except (OSError, ValueError):
+            raise ToolError(f"Path not found: {search_path}") from None
+        if not is_directory:
+            raise ToolError(f"Not a directory: {search_path}")
+        limit = args.limit if args.limit is not None else DEFAULT_LIMIT
+        if limit < 1:
+            raise ToolError(f"Invalid limit: {js_number(limit)}. Use a limit of 1 or more.")
+        try:
+            pattern = compile_find_pattern(args.pattern)
+        except GlobError as exc:
+            raise ToolError(f"Invalid glob pattern '{args.pattern}': {exc}") from None
+        collector = _Collector(search_path, pattern, limit)
+        rg_args = ["--no-config", "--files", "--null", *walk_args(search_path)]
+        rg_args += ["--", os.fspath(search_path)]
+        async with RipgrepRun(rg_args, processes=self._env.processes) as run:
+            async for raw in run.lines(b"\0"):
+                if raw and collector.add_file(raw):
+                    run.stop()
+                    break
+        if not run.killed and run.returncode not in (0, 1) and not collector.results:
+            message = run.stderr.removeprefix("rg: ")
+            raise ToolError(message or f"ripgrep exited with code {run.returncode}")
+        if not collector.results:
+            return ToolResult.text("No files found matching pattern")
+        truncation = truncate_head("\n".join(collector.results), max_lines=sys.maxsize)
+        notices: list[str] = []
+        details: dict[str, Any] = {}
+        if collector.limit_reached:
+            notices.append(
+                f"{js_number(limit)} results limit reached. "
+                f"Use limit={js_number(limit * 2)} for more, or refine pattern"
+            )
+            details["resultLimitReached"] = int(limit) if limit == int(limit) else limit
+        if truncation.truncated:
+            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+            details["truncation"] = truncation.to_details()
+        return ToolResult.text(truncation.content + notices_suffix(notices), details or None)

@@ -1,0 +1,247 @@
+"""The ``grep`` tool: search file contents with ripgrep (pi-behaviour.md 2.5, design.md section 7).
+
+The peer's parameters, limits, output formats and notices, with pi-lsp's decided differences:
+files are searched in path order (``rg --sort=path``), ``.gitignore`` is honoured outside git
+repositories too, ``.git`` is never searched, and context works like ``rg -C``: overlapping
+blocks are merged so no line is printed twice (a match is ``{path}:{n}: {text}``, a context line
+``{path}-{n}- {text}``, as in the peer).
+
+rg runs in its plain output mode (``--null`` after each path, so any file name parses) with
+``--max-columns`` previews, so a minified file cannot make one output line huge. It is stopped
+as soon as the answer is known: at the match limit (after the last match's trailing context) or
+once the output is past the byte limit. Line numbers are 1-based; the 500-character cut counts
+code points.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
+from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.paths import resolve_to_cwd
+from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
+from pi_lsp.tools.search_notices import js_number, notices_suffix
+from pi_lsp.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    GREP_MAX_LINE_LENGTH,
+    format_size,
+    truncate_head,
+    truncate_line,
+)
+
+DEFAULT_LIMIT = 100
+"""Matches returned when the call gives no ``limit`` (the peer's default)."""
+
+MAX_COLUMNS = 4 * GREP_MAX_LINE_LENGTH + 48
+"""rg's ``--max-columns`` (bytes): longer lines arrive as a preview of this many bytes, which
+always holds more than :data:`~pi_lsp.tools.truncate.GREP_MAX_LINE_LENGTH` characters."""
+
+DESCRIPTION = (
+    "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
+    "Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). "
+    "Long lines are truncated to 500 chars."
+)
+
+
+class GrepArgs(BaseModel):
+    """Arguments of ``grep`` (the peer's schema; open object: unknown keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    pattern: str = Field(description="Search pattern (regex or literal string)")
+    path: str | None = Field(
+        default=None, description="Directory or file to search (default: current directory)"
+    )
+    glob: str | None = Field(
+        default=None, description="Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"
+    )
+    ignore_case: bool | None = Field(
+        default=None, alias="ignoreCase", description="Case-insensitive search (default: false)"
+    )
+    literal: bool | None = Field(
+        default=None,
+        description="Treat pattern as literal string instead of regex (default: false)",
+    )
+    context: float | None = Field(
+        default=None,
+        description="Number of lines to show before and after each match (default: 0)",
+    )
+    limit: float | None = Field(
+        default=None, description="Maximum number of matches to return (default: 100)"
+    )
+
+
+def _parse_line(raw: bytes) -> tuple[bytes, int, Literal[":", "-"], bytes] | None:
+    """Split one plain rg line ``{path}\\0{n}{:|-}{text}``; ``None`` for anything else
+    (binary-file warnings, separators)."""
+    nul = raw.find(b"\0")
+    if nul < 0:
+        return None
+    rest = raw[nul + 1 :]
+    digits = 0
+    while digits < len(rest) and 48 <= rest[digits] <= 57:
+        digits += 1
+    if digits == 0 or digits == len(rest) or rest[digits] not in b":-":
+        return None
+    kind: Literal[":", "-"] = ":" if rest[digits] == 58 else "-"
+    return raw[:nul], int(rest[:digits]), kind, rest[digits + 1 :]
+
+
+class _Formatter:
+    """Turns rg's raw paths and line texts into the peer's display forms."""
+
+    def __init__(self, search_path: Path, is_directory: bool) -> None:
+        self._is_directory = is_directory
+        self._prefix = os.fsencode(search_path).rstrip(b"/") + b"/"
+        self._cache: dict[bytes, str] = {}
+        self.lines_truncated = False
+
+    def path(self, raw: bytes) -> str:
+        """Relative to the searched directory with ``/`` (else the basename), as the peer."""
+        shown = self._cache.get(raw)
+        if shown is None:
+            if self._is_directory and raw.startswith(self._prefix):
+                shown = raw[len(self._prefix) :].decode("utf-8", "replace")
+            else:
+                shown = os.path.basename(raw).decode("utf-8", "replace")
+            self._cache[raw] = shown
+        return shown
+
+    def line(self, path: bytes, number: int, kind: str, text: bytes) -> str:
+        """``{path}:{n}: {text}`` or ``{path}-{n}- {text}``; CRs removed, cut to 500 chars."""
+        decoded = text.decode("utf-8", "replace").replace("\r", "")
+        cut, was_cut = truncate_line(decoded, GREP_MAX_LINE_LENGTH)
+        if was_cut:
+            self.lines_truncated = True
+        return f"{self.path(path)}{kind}{number}{kind} {cut}"
+
+
+class GrepTool:
+    """The ``grep`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
+
+    Errors (raised as :class:`ToolError`): ``Path not found: {abs}``; rg's own message for an
+    invalid regex (its ``rg: `` prefix dropped); ``ripgrep exited with code {n}``; the peer's
+    text when rg is missing. ``No matches found`` is a success.
+    """
+
+    name = "grep"
+    label = "grep"
+    description = DESCRIPTION
+    args_model = GrepArgs
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    def __init__(self, env: ToolEnvironment) -> None:
+        self._env = env
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema sent to models (the peer's)."""
+        from pi_lsp.agent.schema import json_schema_of
+
+        return json_schema_of(GrepArgs)
+
+    def prepare_arguments(self, raw: Any) -> Any:
+        """Identity: grep has no argument shim."""
+        return raw
+
+    def _rg_args(self, args: GrepArgs, search_path: Path, context: int) -> list[str]:
+        rg_args = [
+            "--no-config",
+            "--null",
+            "--with-filename",
+            "--line-number",
+            "--no-heading",
+            "--color=never",
+            "--no-context-separator",
+            f"--max-columns={MAX_COLUMNS}",
+            "--max-columns-preview",
+        ]
+        if args.ignore_case:
+            rg_args.append("--ignore-case")
+        if args.literal:
+            rg_args.append("--fixed-strings")
+        if context:
+            rg_args.append(f"--context={context}")
+        if args.glob:
+            rg_args.append(f"--glob={args.glob}")
+        rg_args += walk_args(search_path)  # after the user's glob, so `.git` stays excluded
+        rg_args += ["--", args.pattern, os.fspath(search_path)]
+        return rg_args
+
+    async def execute(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        """Search and format as the peer does (module docstring); see the class for errors."""
+        if ctx.signal.aborted:
+            raise ToolError(ABORTED_MESSAGE)
+        search_path = resolve_to_cwd(args.path or ".", self._env.cwd)
+        try:
+            is_directory = search_path.is_dir()
+            search_path.stat()
+        except (OSError, ValueError):
+            raise ToolError(f"Path not found: {search_path}") from None
+        context = int(args.context) if args.context and args.context > 0 else 0
+        limit = max(1.0, args.limit if args.limit is not None else DEFAULT_LIMIT)
+        fmt = _Formatter(search_path, is_directory)
+        output: list[str] = []
+        size = 0
+        matches = 0
+        limit_reached = False
+        last: tuple[bytes, int] = (b"", 0)
+        async with RipgrepRun(
+            self._rg_args(args, search_path, context), processes=self._env.processes
+        ) as run:
+            async for raw in run.lines():
+                parsed = _parse_line(raw)
+                if parsed is None:
+                    continue
+                path, number, kind, text = parsed
+                if limit_reached:
+                    # Only the trailing context of the last counted match is still wanted.
+                    if path != last[0] or number > last[1] + context:
+                        run.stop()
+                        break
+                    kind = "-"
+                elif kind == ":":
+                    matches += 1
+                    if matches >= limit:
+                        limit_reached = True
+                        last = (path, number)
+                line = fmt.line(path, number, kind, text)
+                output.append(line)
+                size += len(line) + 1
+                if size > DEFAULT_MAX_BYTES or (limit_reached and context == 0):
+                    run.stop()
+                    break
+        if not run.killed and run.returncode not in (0, 1) and matches == 0:
+            message = run.stderr.removeprefix("rg: ")
+            raise ToolError(message or f"ripgrep exited with code {run.returncode}")
+        if matches == 0:
+            return ToolResult.text("No matches found")
+        return self._result(output, limit if limit_reached else None, fmt.lines_truncated)
+
+    @staticmethod
+    def _result(output: list[str], limit: float | None, lines_truncated: bool) -> ToolResult:
+        truncation = truncate_head("\n".join(output), max_lines=sys.maxsize)
+        notices: list[str] = []
+        details: dict[str, Any] = {}
+        if limit is not None:
+            notices.append(
+                f"{js_number(limit)} matches limit reached. "
+                f"Use limit={js_number(limit * 2)} for more, or refine pattern"
+            )
+            details["matchLimitReached"] = int(limit) if limit == int(limit) else limit
+        if truncation.truncated:
+            notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+            details["truncation"] = truncation.to_details()
+        if lines_truncated:
+            notices.append(
+                f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. "
+                "Use read tool to see full lines"
+            )
+            details["linesTruncated"] = True
+        return ToolResult.text(truncation.content + notices_suffix(notices), details or None)
