@@ -1,0 +1,392 @@
+"""``FakeEditor``: a real LSP client over stdio, for the tests and the demo.
+
+It starts the daemon (``python -m pi_lsp``) as a subprocess, initializes it with a capability
+profile (``"vscode"``: ``documentChanges``, UTF-16; ``"neovim"``: ``clientInfo`` Neovim, no
+``documentChanges``, UTF-8 first, jumping versions) or any ``ClientCapabilities`` (pytest-lsp's
+snapshots), mirrors its buffers with LSP line rules (:mod:`pi_lsp.editor.fake_buffers`), and answers
+the server: ``workspace/applyEdit`` (applied, refused, an error reply or never answered, as
+configured), ``pi/saveDocuments``, ``pi/reloadDocuments``, ``workspace/configuration`` and
+``window/showMessageRequest``. Everything the server sent is recorded for assertions and the demo
+log: ``apply_edits`` (raw JSON params, camelCase), ``save_requests``, ``reload_requests``,
+``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError
+from pygls.lsp.client import LanguageClient
+
+import pi_lsp
+from pi_lsp.editor.fake_buffers import Buffer, BufferSet, EditRefused, uri_of
+from pi_lsp.editor.lsp_connection import raw_dict_converter
+from pi_lsp.editor.positions import position_at
+
+ApplyMode = Literal["apply", "reject", "error", "ignore"]
+SyncMode = Literal["before_reply", "after_reply", "never"]
+BeforeApply = Callable[["FakeEditor", types.ApplyWorkspaceEditParams], Awaitable[None] | None]
+
+ALL_PI_FEATURES = {"saveDocuments": True, "reloadDocuments": True, "editClosedFiles": True, "documentState": True}
+
+
+def profile_capabilities(profile: str, encodings: Sequence[str] | None = None) -> types.ClientCapabilities:
+    """Hand-written capabilities of a VS Code-like (``"vscode"``) or Neovim-like client."""
+    neovim = profile == "neovim"
+    return types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=None if neovim else True,
+                normalizes_line_endings=None if neovim else True,
+            ),
+            configuration=True,
+            workspace_folders=True,
+            did_change_configuration=types.DidChangeConfigurationClientCapabilities(),
+        ),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True)
+        ),
+        window=types.WindowClientCapabilities(
+            show_message=types.ShowMessageRequestClientCapabilities()
+        ),
+        general=types.GeneralClientCapabilities(
+            position_encodings=list(encodings)
+            if encodings is not None
+            else (["utf-8", "utf-16", "utf-32"] if neovim else ["utf-16"])
+        ),
+    )
+
+
+class FakeEditor:
+    """A scripted editor session against a real ``pi-lsp`` subprocess.
+
+    Use ``async with FakeEditor(root) as editor:`` (or :meth:`start`/:meth:`stop`). ``root`` is the
+    first workspace folder. Paths given to the buffer methods are absolute or relative to ``root``.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        profile: str = "vscode",
+        capabilities: types.ClientCapabilities | None = None,
+        client_name: str | None = None,
+        experimental_pi: dict[str, bool] | None = None,
+        position_encodings: Sequence[str] | None = None,
+        extra_folders: Sequence[Path] = (),
+        initialization_options: dict[str, Any] | None = None,
+        configuration: dict[str, Any] | None = None,
+        server_command: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
+        apply_mode: ApplyMode = "apply",
+        sync_mode: SyncMode | None = None,
+        save_mode: Literal["save", "skip"] = "save",
+        message_answer: str | None = None,
+        before_apply: BeforeApply | None = None,
+        version_step: int | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.profile = profile
+        caps = capabilities or profile_capabilities(profile, position_encodings)
+        experimental = dict(caps.experimental or {}) if isinstance(caps.experimental, dict) else {}
+        experimental["pi"] = dict(ALL_PI_FEATURES if experimental_pi is None else experimental_pi)
+        caps.experimental = experimental
+        self.capabilities = caps
+        self.client_name = client_name or ("Neovim" if profile == "neovim" else "Visual Studio Code")
+        self.folders = [self.root, *map(Path, extra_folders)]
+        self.initialization_options = initialization_options
+        self.configuration = configuration
+        self.server_command = list(server_command or [sys.executable, "-m", "pi_lsp"])
+        self.env = env
+        self.apply_mode: ApplyMode = apply_mode
+        self.sync_mode: SyncMode = sync_mode or ("after_reply" if profile == "neovim" else "before_reply")
+        self.save_mode = save_mode
+        self.message_answer = message_answer
+        self.before_apply = before_apply
+        self.buffers = BufferSet(version_step=version_step or (4 if profile == "neovim" else 1))
+        self.apply_edits: list[dict[str, Any]] = []
+        self.apply_replies: list[dict[str, Any]] = []
+        self.save_requests: list[dict[str, Any]] = []
+        self.reload_requests: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.shown_messages: list[str] = []
+        self.log_messages: list[str] = []
+        self.message_requests: list[str] = []
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=400)
+        self.initialize_result: types.InitializeResult | None = None
+        self.client = LanguageClient("fake-editor", pi_lsp.__version__, converter_factory=raw_dict_converter)
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._register()
+
+    # lifecycle -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> "FakeEditor":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> types.InitializeResult:
+        """Start the server, ``initialize`` it and send ``initialized``."""
+        env = dict(os.environ if self.env is None else self.env)
+        package_root = str(Path(pi_lsp.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [package_root, env.get("PYTHONPATH")] if p)
+        await self.client.start_io(*self.server_command, env=env, cwd=str(self.root))
+        process = self.client._server
+        if process is not None and process.stderr is not None:
+            self._tasks.append(asyncio.create_task(self._drain_stderr(process.stderr)))
+        params = types.InitializeParams(
+            process_id=os.getpid(),
+            capabilities=self.capabilities,
+            client_info=types.ClientInfo(name=self.client_name, version="0.0-fake"),
+            root_uri=uri_of(self.root),
+            workspace_folders=[types.WorkspaceFolder(uri=uri_of(f), name=f.name) for f in self.folders],
+            initialization_options=self.initialization_options,
+        )
+        result = await self.client.initialize_async(params)
+        self.initialize_result = result
+        encoding = result.capabilities.position_encoding or "utf-16"
+        self.buffers.encoding = str(getattr(encoding, "value", encoding))
+        self.client.initialized(types.InitializedParams())
+        return result
+
+    async def stop(self, timeout: float = 10.0) -> int | None:
+        """``shutdown`` + ``exit``, wait for the process (killed after ``timeout`` s); its code."""
+        process = self.client._server
+        try:
+            if process is not None and process.returncode is None:
+                await asyncio.wait_for(self.client.shutdown_async(None), timeout)
+                self.client.exit(None)
+                await asyncio.wait_for(process.wait(), timeout)
+        except (asyncio.TimeoutError, RuntimeError, ConnectionError, BrokenPipeError):
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
+        finally:
+            await self.client.stop()
+            for task in self._tasks:
+                task.cancel()
+        return None if process is None else process.returncode
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The server subprocess."""
+        return self.client._server
+
+    # buffers -----------------------------------------------------------------------------
+
+    def path(self, path: str | Path) -> Path:
+        """``path`` made absolute against the root folder."""
+        return path if Path(path).is_absolute() else self.root / path  # type: ignore[return-value]
+
+    def buffer(self, path: str | Path) -> Buffer:
+        """The buffer of ``path`` (``KeyError`` when the editor has none)."""
+        return self.buffers.buffers[uri_of(Path(self.path(path)))]
+
+    def open(self, path: str | Path, text: str | None = None, version: int = 1) -> Buffer:
+        """Open ``path`` (its disk text, or ``text``: then the buffer is modified) and send didOpen."""
+        buffer = self.buffers.open(Path(self.path(path)), text, version)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=buffer.uri, language_id="plaintext", version=version, text=buffer.text
+                )
+            )
+        )
+        return buffer
+
+    def type(self, path: str | Path, start: int, end: int, text: str) -> Buffer:
+        """The user replaces code points ``start:end`` with ``text``: incremental didChange."""
+        buffer = self.buffer(path)
+        (sl, sc), (el, ec) = (position_at(buffer.text, o, self.buffers.encoding) for o in (start, end))
+        buffer.text = buffer.text[:start] + text + buffer.text[end:]
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(sl, sc), end=types.Position(el, ec)), text=text
+        )
+        self._did_change(buffer, [change])
+        return buffer
+
+    def set_text(self, path: str | Path, text: str) -> Buffer:
+        """Replace the whole buffer (a full-text didChange)."""
+        buffer = self.buffer(path)
+        buffer.text = text
+        self._did_change(buffer, [types.TextDocumentContentChangeWholeDocument(text=text)])
+        return buffer
+
+    def save(self, path: str | Path) -> Buffer:
+        """The user saves: write the disk, send didSave."""
+        buffer = self.buffer(path)
+        self.buffers.save(buffer)
+        if buffer.opened:
+            self._did_save(buffer)
+        return buffer
+
+    def close(self, path: str | Path) -> None:
+        """Close the buffer (unsaved changes are dropped) and send didClose."""
+        buffer = self.buffers.buffers.pop(self.buffer(path).uri)
+        if buffer.opened:
+            self.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=buffer.uri))
+            )
+
+    def text(self, path: str | Path) -> str:
+        """The buffer's text."""
+        return self.buffer(path).text
+
+    # requests to the server ----------------------------------------------------------------
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request; the raw JSON result (dicts). JSON-RPC errors raise ``JsonRpcException``."""
+        return await self.client.protocol.send_request_async(method, params)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        self.client.protocol.notify(method, params)
+
+    async def call(self, name: str, arguments: Any, call_id: str = "call-1") -> dict[str, Any]:
+        """``pi/executeToolCall``; the ``ToolResultMessage`` as received (camelCase dict)."""
+        return await self.request(
+            "pi/executeToolCall", {"toolCall": {"id": call_id, "name": name, "arguments": arguments}}
+        )
+
+    def result_text(self, result: dict[str, Any]) -> str:
+        """The text blocks of a received tool result, joined."""
+        return "".join(b.get("text", "") for b in result.get("content", []) if b.get("type") == "text")
+
+    # handlers for what the server sends --------------------------------------------------
+
+    def _register(self) -> None:
+        client = self.client
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        async def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            return await self._apply(params)
+
+        @client.feature("pi/saveDocuments")
+        def save_documents(params: Any) -> dict[str, Any]:
+            return self._save_documents(params)
+
+        @client.feature("pi/reloadDocuments")
+        def reload_documents(params: Any) -> dict[str, Any]:
+            return self._reload_documents(params)
+
+        @client.feature(types.WORKSPACE_CONFIGURATION)
+        def configuration(params: types.ConfigurationParams) -> list[Any]:
+            config = self.configuration or {}
+            return [config.get(item.section or "") for item in params.items]
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def show_message_request(params: types.ShowMessageRequestParams) -> Any:
+            self.message_requests.append(params.message)
+            for action in params.actions or []:
+                if action.title == self.message_answer:
+                    return action
+            return None
+
+        @client.feature("pi/event")
+        def event(params: Any) -> None:
+            self.events.append(params)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(params: types.ShowMessageParams) -> None:
+            self.shown_messages.append(params.message)
+
+        @client.feature(types.WINDOW_LOG_MESSAGE)
+        def log_message(params: types.LogMessageParams) -> None:
+            self.log_messages.append(params.message)
+
+    async def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        self.apply_edits.append(self.client.protocol._converter.unstructure(params))
+        if self.before_apply is not None:
+            maybe = self.before_apply(self, params)
+            if maybe is not None:
+                await maybe
+        if self.apply_mode == "ignore":
+            await asyncio.Event().wait()
+        if self.apply_mode == "error":
+            raise JsonRpcInternalError(message="the fake editor was told to fail this edit")
+        if self.apply_mode == "reject":
+            return self._reply(False, "the fake editor was told to refuse this edit")
+        try:
+            changed = self.buffers.apply_workspace_edit(params.edit)
+        except EditRefused as exc:
+            return self._reply(False, exc.reason)
+        opened = [(buffer, edits) for buffer, edits in changed if buffer.opened]
+        if self.sync_mode == "before_reply":
+            self._sync(opened)
+        elif self.sync_mode == "after_reply":
+            asyncio.get_running_loop().call_soon(self._sync, opened)
+        return self._reply(True, None)
+
+    def _reply(self, applied: bool, reason: str | None) -> types.ApplyWorkspaceEditResult:
+        self.apply_replies.append({"applied": applied, "failureReason": reason})
+        return types.ApplyWorkspaceEditResult(applied=applied, failure_reason=reason)
+
+    def _sync(self, changed: list[tuple[Buffer, list[Any]]]) -> None:
+        for buffer, _ in changed:
+            self._did_change(buffer, [types.TextDocumentContentChangeWholeDocument(text=buffer.text)])
+
+    def _save_documents(self, params: Any) -> dict[str, Any]:
+        self.save_requests.append(params)
+        saved: list[str] = []
+        skipped: list[dict[str, str]] = []
+        for item in (params or {}).get("documents", []):
+            uri, version = item.get("uri"), item.get("version")
+            buffer = self.buffers.get(uri)
+            if self.save_mode == "skip":
+                skipped.append({"uri": uri, "reason": "the user declined the save"})
+            elif buffer is None:
+                skipped.append({"uri": uri, "reason": "no such buffer"})
+            elif buffer.opened and version != buffer.version:
+                skipped.append({"uri": uri, "reason": f"version is {buffer.version}, not {version}"})
+            else:
+                self.buffers.save(buffer)
+                if buffer.opened:
+                    self._did_save(buffer)
+                else:
+                    del self.buffers.buffers[uri]  # a held buffer is released once saved
+                saved.append(uri)
+        return {"saved": saved, "skipped": skipped}
+
+    def _reload_documents(self, params: Any) -> dict[str, Any]:
+        self.reload_requests.append(params)
+        reloaded: list[str] = []
+        skipped: list[dict[str, str]] = []
+        for uri in (params or {}).get("uris", []):
+            buffer = self.buffers.get(uri)
+            try:
+                if buffer is None:
+                    raise ValueError("no such buffer")
+                if self.buffers.reload(buffer) and buffer.opened:
+                    self._did_change(buffer, [types.TextDocumentContentChangeWholeDocument(text=buffer.text)])
+                reloaded.append(uri)
+            except (ValueError, OSError, UnicodeDecodeError) as exc:
+                skipped.append({"uri": uri, "reason": str(exc)})
+        return {"reloaded": reloaded, "skipped": skipped}
+
+    def _did_change(self, buffer: Buffer, changes: list[Any]) -> None:
+        version = self.buffers.bump(buffer)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=buffer.uri, version=version),
+                content_changes=changes,
+            )
+        )
+
+    def _did_save(self, buffer: Buffer) -> None:
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=buffer.uri))
+        )
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            self.stderr_tail.append(line.decode("utf-8", "replace").rstrip("\n"))

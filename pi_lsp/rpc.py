@@ -1,0 +1,193 @@
+"""The ``pi/*`` wire contract (design.md section 5): method names and parameter parsing.
+
+Custom params arrive as **plain dicts** (see
+:func:`pi_lsp.editor.lsp_connection.raw_dict_converter`); every ``parse_*`` function
+takes that dict (or whatever JSON value the client sent) and returns typed values, or raises
+:class:`pygls.exceptions.JsonRpcInvalidParams` (JSON-RPC code -32602) with a message that names the
+method and the offending field, so the client learns what to fix and the daemon keeps running.
+Results go out through :func:`wire`, the project's one serialisation (camelCase, no ``None``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, get_args
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
+
+logger = logging.getLogger(__name__)
+
+EXECUTE_TOOL_CALL = "pi/executeToolCall"
+EXECUTE_TOOL_CALLS = "pi/executeToolCalls"
+LIST_TOOLS = "pi/listTools"
+SET_ACTIVE_TOOLS = "pi/setActiveTools"
+DOCUMENT_STATE = "pi/documentState"
+EVENT = "pi/event"
+SAVE_DOCUMENTS = "pi/saveDocuments"
+RELOAD_DOCUMENTS = "pi/reloadDocuments"
+
+EXTERNAL_SESSION = "external"
+"""``sessionId`` of the events of tool calls that arrive over ``pi/executeToolCall(s)``."""
+
+_STOP_REASONS: tuple[str, ...] = get_args(StopReason)
+
+
+class PiProtocol(LanguageServerProtocol):
+    """pygls's LSP protocol with three changes.
+
+    - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
+    - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
+    - ``exit`` asks the transport to stop instead of calling ``sys.exit`` inside a handler.
+    """
+
+    _server: Any  # the PiLanguageServer: tool_signals, request_exit(code)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any):
+        if (handler := self.fm.features.get(types.EXIT)) is not None:
+            yield handler, args, None
+        self._server.request_exit(0 if self._shutdown else 1)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        signal = self._server.tool_signals.get(msg_id)
+        if signal is not None:
+            logger.info("tool request %s cancelled by the client", msg_id)
+            signal.abort("cancelled by the client")
+            return
+        super()._handle_cancel_notification(msg_id)
+
+
+def invalid_params(method: str, message: str) -> JsonRpcInvalidParams:
+    """The InvalidParams error (-32602) for ``method``, message prefixed with the method name."""
+    return JsonRpcInvalidParams(message=f"{method}: {message}")
+
+
+def _object(method: str, params: Any, what: str = "params") -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise invalid_params(method, f"{what} must be an object, got {_json_type(params)}")
+    return params
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _tool_call(method: str, raw: Any, where: str) -> ToolCall:
+    call = _object(method, raw, where) if raw is not None else None
+    if call is None:
+        raise invalid_params(method, f"{where} is required: {{id, name, arguments}}")
+    call_id, name = call.get("id"), call.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        raise invalid_params(method, f"{where}.id must be a non-empty string")
+    if not isinstance(name, str):
+        raise invalid_params(method, f"{where}.name must be a string")
+    arguments = call.get("arguments", {})
+    return ToolCall(id=call_id, name=name, arguments={} if arguments is None else arguments)
+
+
+def parse_execute_tool_call(params: Any) -> ToolCall:
+    """``{toolCall: {id, name, arguments}}`` -> :class:`ToolCall`.
+
+    ``arguments`` may be any JSON value (the pipeline validates it and answers a bad one with
+    Pi's validation error *result*); missing or ``null`` means ``{}``.
+    """
+    obj = _object(EXECUTE_TOOL_CALL, params)
+    return _tool_call(EXECUTE_TOOL_CALL, obj.get("toolCall"), "toolCall")
+
+
+def parse_execute_tool_calls(params: Any) -> tuple[list[ToolCall], StopReason | None]:
+    """``{toolCalls: [...], stopReason?}`` -> (calls in source order, stop reason or ``None``)."""
+    obj = _object(EXECUTE_TOOL_CALLS, params)
+    raw_calls = obj.get("toolCalls")
+    if not isinstance(raw_calls, list):
+        raise invalid_params(EXECUTE_TOOL_CALLS, "toolCalls must be an array of tool calls")
+    calls = [
+        _tool_call(EXECUTE_TOOL_CALLS, raw, f"toolCalls[{index}]")
+        for index, raw in enumerate(raw_calls)
+    ]
+    stop_reason = obj.get("stopReason")
+    if stop_reason is not None and stop_reason not in _STOP_REASONS:
+        allowed = ", ".join(_STOP_REASONS)
+        raise invalid_params(EXECUTE_TOOL_CALLS, f"stopReason must be one of {allowed}")
+    return calls, stop_reason
+
+
+def parse_list_tools(params: Any) -> None:
+    """``{}`` (or ``null``); anything but an object is InvalidParams."""
+    _object(LIST_TOOLS, params)
+
+
+def parse_set_active_tools(params: Any) -> list[str]:
+    """``{names: [str]}`` -> the names, in order."""
+    names = _object(SET_ACTIVE_TOOLS, params).get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise invalid_params(SET_ACTIVE_TOOLS, "names must be an array of tool names (strings)")
+    return list(names)
+
+
+def parse_document_state(params: Any) -> tuple[str, int, bool]:
+    """``{uri, version, dirty}`` -> (uri, version, dirty); the notification of design.md 5."""
+    obj = _object(DOCUMENT_STATE, params)
+    uri, version, dirty = obj.get("uri"), obj.get("version"), obj.get("dirty")
+    if not isinstance(uri, str) or not uri:
+        raise invalid_params(DOCUMENT_STATE, "uri must be a non-empty string")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise invalid_params(DOCUMENT_STATE, "version must be an integer")
+    if not isinstance(dirty, bool):
+        raise invalid_params(DOCUMENT_STATE, "dirty must be a boolean")
+    return uri, version, dirty
+
+
+def wire(message: ToolResultMessage) -> dict[str, Any]:
+    """A tool result as it goes on the wire (camelCase keys, ``None`` left out)."""
+    return to_wire(message)
+
+
+def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:
+    """The ``pi/listTools`` result: ``{tools: [{name, label, description, parameters, active}]}``.
+
+    ``tools`` maps names to tools in registration order; ``active`` lists the active names.
+    """
+    return {
+        "tools": [
+            {
+                "name": tool.name,
+                "label": tool.label,
+                "description": tool.description,
+                "parameters": tool.parameters,
+                "active": name in active,
+            }
+            for name, tool in tools.items()
+        ]
+    }

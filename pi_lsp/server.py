@@ -1,0 +1,279 @@
+"""The pi-lsp daemon: ONE switchboard of LSP handlers (design.md sections 3 to 5).
+
+:func:`create_server` builds a :class:`PiLanguageServer` and registers every handler here, in one
+place: the lifecycle (``initialize``, ``initialized``, ``shutdown``, ``exit``), document sync into
+pi-lsp's own :class:`~pi_lsp.editor.documents.DocumentStore` (pygls's text documents split lines on
+``\\f``, U+2028 and more, so they are bypassed), settings, workspace folders, and the ``pi/*``
+methods of :mod:`pi_lsp.rpc`. Handlers never block the event loop: tool calls are ``async`` and
+everything they wait for is awaited.
+
+``$/cancelRequest`` of a tool call aborts the call's :class:`AbortSignal` instead of cancelling the
+request: the pipeline then answers with a ``ToolResultMessage`` (``Operation aborted``), never a
+bare JSON-RPC error (design.md section 2, Cancellation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from pi_lsp import __version__, rpc
+from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.editor.connection import ClientFeatures
+from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
+from pi_lsp.event_relay import EventRelay
+from pi_lsp.settings import Settings, parse_settings
+from pi_lsp.tool_host import ToolHost
+
+logger = logging.getLogger(__name__)
+
+
+class PiLanguageServer(LanguageServer):
+    """The pygls server plus the session state the handlers share.
+
+    Attributes:
+        host: the session's :class:`ToolHost`, ``None`` before ``initialize``.
+        settings: the current ``pi`` settings.
+        folders: workspace folders in order (the first is the working directory).
+        tool_signals: abort signals of running tool requests, by JSON-RPC request id.
+        exit_code: set by ``exit`` (0 after ``shutdown``, else 1); the transport stops then.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "pi-lsp", __version__, protocol_cls=rpc.PiProtocol, converter_factory=raw_dict_converter
+        )
+        self.host: ToolHost | None = None
+        self.features = ClientFeatures()
+        self.settings = Settings()
+        self.folders: list[Path] = []
+        self.tool_signals: dict[Any, AbortSignal] = {}
+        self.exit_code: int | None = None
+        self.exit_requested = asyncio.Event()
+        self._init_options: dict[str, Any] = {}
+        self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
+
+    def require_host(self) -> ToolHost:
+        """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
+        if self.host is None:
+            raise JsonRpcServerNotInitialized(message="the server is not initialized yet")
+        return self.host
+
+    def request_exit(self, code: int) -> None:
+        """Stop serving (``exit`` received) with ``code``."""
+        self.exit_code = code
+        self.exit_requested.set()
+
+    @contextmanager
+    def tool_request(self) -> Iterator[AbortSignal]:
+        """An abort signal for the tool request being handled, registered for ``$/cancelRequest``."""
+        msg_id = self.protocol.msg_id
+        signal = AbortSignal()
+        if msg_id is not None:
+            self.tool_signals[msg_id] = signal
+        try:
+            yield signal
+        finally:
+            if msg_id is not None:
+                self.tool_signals.pop(msg_id, None)
+
+    async def end_session(self) -> None:
+        """Abort running tool calls, end process groups, remove the temp folder. Idempotent."""
+        for signal in list(self.tool_signals.values()):
+            signal.abort("the session ended")
+        self.events.close()
+        if self.host is not None:
+            await self.host.close()
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        """``window/showMessage``: something the user must see (invalid settings)."""
+        logger.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def update_settings(self, raw: Any) -> None:
+        """Parse ``raw`` (the merged ``pi`` section), report rejected values, apply the rest."""
+        self.settings, problems = parse_settings(raw)
+        if self.host is not None:
+            problems += self.host.apply_settings(self.settings)
+        for problem in problems:
+            self.show(problem)
+
+    async def pull_settings(self, pushed: Any = None) -> None:
+        """Ask ``workspace/configuration`` for section ``pi`` (when the client can answer it);
+        otherwise use ``pushed`` (the ``pi`` key of ``didChangeConfiguration``'s settings)."""
+        config: Any = pushed
+        if _supports_configuration(self.client_capabilities):
+            try:
+                items = await self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="pi")])
+                )
+                config = items[0] if items else None
+            except JsonRpcException as exc:
+                logger.warning("workspace/configuration failed: %s", exc)
+        merged = _merge(self._init_options, config if isinstance(config, dict) else {})
+        if config is not None and not isinstance(config, dict):
+            merged = config  # reported as invalid by parse_settings
+        self.update_settings(merged)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log errors of notification handlers; a request's error already went back to the client."""
+        logger.error("%s: %s", getattr(source, "__name__", source), error)
+
+    def _send_event(self, params: dict[str, Any]) -> None:
+        self.protocol.notify(rpc.EVENT, params)
+
+
+def _supports_configuration(caps: types.ClientCapabilities | None) -> bool:
+    return bool(caps is not None and caps.workspace is not None and caps.workspace.configuration)
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _folder_path(uri: str) -> Path | None:
+    path = to_fs_path(uri) if uri.startswith("file:") else None
+    return Path(path) if path else None
+
+
+def _initial_folders(params: types.InitializeParams) -> list[Path]:
+    folders = [p for f in params.workspace_folders or [] if (p := _folder_path(f.uri))]
+    if not folders and params.root_uri:
+        folders = [p for p in [_folder_path(params.root_uri)] if p]
+    if not folders and params.root_path:
+        folders = [Path(params.root_path)]
+    return folders or [Path.cwd()]
+
+
+def create_server() -> PiLanguageServer:
+    """Build the daemon and register every handler (the switchboard)."""
+    server = PiLanguageServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
+        ls.folders = _initial_folders(params)
+        encoding = ls.protocol.workspace.position_encoding or "utf-16"
+        ls.features = ClientFeatures.from_initialize(params, encoding)
+        options = params.initialization_options
+        pi_options = options.get("pi") if isinstance(options, dict) else None
+        ls._init_options = pi_options if isinstance(pi_options, dict) else {}
+        ls.settings, problems = parse_settings(pi_options)
+        ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings)
+        problems += ls.host.apply_settings(ls.settings)
+        for problem in problems:
+            ls.show(problem)
+        logger.info(
+            "initialized for %s (%s), cwd %s", ls.features.client_name or "a client",
+            ls.features.position_encoding, ls.folders[0],
+        )
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: PiLanguageServer, params: types.InitializedParams) -> None:
+        await ls.pull_settings()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: PiLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        pushed = params.settings.get("pi") if isinstance(params.settings, dict) else None
+        await ls.pull_settings(pushed)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(
+        ls: PiLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        removed = {p for f in params.event.removed or [] if (p := _folder_path(f.uri))}
+        added = [p for f in params.event.added or [] if (p := _folder_path(f.uri))]
+        folders = [f for f in ls.folders if f not in removed]
+        folders += [f for f in added if f not in folders]
+        ls.folders = folders or ls.folders
+        if ls.host is not None:
+            ls.host.set_folders(ls.folders)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: PiLanguageServer, params: Any) -> None:
+        await ls.end_session()
+
+    # Documents (design.md section 3): pi-lsp's own store, LSP line rules only.
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PiLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        ls.require_host().store.did_open(doc.uri, doc.text, doc.version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PiLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        doc = params.text_document
+        ls.require_host().store.did_change(
+            doc.uri, doc.version, params.content_changes, ls.features.position_encoding
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: PiLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.require_host().store.did_save(params.text_document.uri, params.text)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.require_host().store.did_close(params.text_document.uri)
+
+    @server.feature(rpc.DOCUMENT_STATE)
+    def document_state(ls: PiLanguageServer, params: Any) -> None:
+        try:
+            uri, version, dirty = rpc.parse_document_state(params)
+        except JsonRpcException as exc:
+            logger.warning("ignored: %s", exc.message)
+            return
+        ls.require_host().store.document_state(uri, version, dirty)
+
+    # Tools (design.md section 5 table).
+    @server.feature(rpc.EXECUTE_TOOL_CALL)
+    async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        call = rpc.parse_execute_tool_call(params)
+        host = ls.require_host()
+        with ls.tool_request() as signal:
+            result = await host.pipeline.execute(
+                call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=ls.events
+            )
+        return rpc.wire(result)
+
+    @server.feature(rpc.EXECUTE_TOOL_CALLS)
+    async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        calls, stop_reason = rpc.parse_execute_tool_calls(params)
+        host = ls.require_host()
+        with ls.tool_request() as signal:
+            results = await host.pipeline.execute_batch(
+                calls, stop_reason=stop_reason, signal=signal,
+                session_id=rpc.EXTERNAL_SESSION, emit=ls.events,
+            )
+        return {"results": [rpc.wire(result) for result in results]}
+
+    @server.feature(rpc.LIST_TOOLS)
+    def list_tools(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        rpc.parse_list_tools(params)
+        pipeline = ls.require_host().pipeline
+        return rpc.tools_listing(pipeline.tools, pipeline.active_names)
+
+    @server.feature(rpc.SET_ACTIVE_TOOLS)
+    def set_active_tools(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        names = rpc.parse_set_active_tools(params)
+        pipeline = ls.require_host().pipeline
+        try:
+            return {"active": pipeline.set_active(names)}
+        except ValueError as exc:
+            raise rpc.invalid_params(rpc.SET_ACTIVE_TOOLS, str(exc)) from exc
+
+    return server

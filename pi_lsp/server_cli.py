@@ -1,0 +1,211 @@
+"""``pi-lsp`` / ``pi-lsp --stdio`` / ``python -m pi_lsp``: the daemon on stdio (design.md 5).
+
+The protocol owns the process's stdin and stdout alone: both are duplicated for the transport, then
+fd 0 is pointed at ``/dev/null`` and fd 1 at stderr, so neither a stray ``print`` nor a child
+process can corrupt the stream or steal input. Logs go to stderr or ``--log-file``; pygls logs at
+WARNING unless ``-v``.
+
+The transport reads LSP base-protocol frames in a daemon thread (a blocked read never keeps the
+process alive) and answers what pygls would drop, per JSON-RPC 2.0: a body that is not JSON gets
+ParseError (-32700, id null); a message that is not a request, notification or response gets
+InvalidRequest (-32600); a request whose params do not fit the LSP type gets InvalidParams
+(-32602). The daemon keeps running after each. It stops on ``exit`` or when stdin closes, then
+ends the session (process groups, temp folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+import threading
+from typing import Any, BinaryIO
+
+import cattrs
+from lsprotocol.types import ResponseError
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
+
+from pi_lsp import __version__
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+
+_CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)\s*$", re.IGNORECASE)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the daemon on stdio; return its exit code (0 after ``shutdown`` + ``exit``, else 1)."""
+    parser = argparse.ArgumentParser(prog="pi-lsp", description="pi-lsp language server (stdio)")
+    parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
+    parser.add_argument("--log-file", help="write logs to this file instead of stderr")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logs, pygls included")
+    args = parser.parse_args(argv)
+    _setup_logging(args.log_file, args.verbose)
+    proto_in, proto_out = _claim_stdio()
+
+    from pi_lsp.server import create_server
+    from pi_lsp.tools.processes import become_child_subreaper
+
+    become_child_subreaper()
+    server = create_server()
+    logger.info("pi-lsp %s serving on stdio (pid %d)", __version__, os.getpid())
+    return asyncio.run(serve(server, proto_in, proto_out))
+
+
+def _setup_logging(log_file: str | None, verbose: bool) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logging.getLogger("pygls").setLevel(logging.DEBUG if verbose else logging.WARNING)
+
+
+def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """Duplicate fds 0 and 1 for the protocol; leave /dev/null and stderr in their place."""
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    sys.stdout = sys.stderr
+    return proto_in, proto_out
+
+
+async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
+    """Serve ``server`` (a :class:`~pi_lsp.server.PiLanguageServer`) over a binary stream pair.
+
+    Returns when ``exit`` arrives or ``reader`` reaches end of file, after ending the session.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    server.protocol.set_writer(StdoutWriter(writer))
+    thread = threading.Thread(
+        target=_read_frames, args=(reader, loop, queue), name="pi-lsp-stdin", daemon=True
+    )
+    thread.start()
+    stop = asyncio.ensure_future(server.exit_requested.wait())
+    try:
+        while True:
+            get = asyncio.ensure_future(queue.get())
+            await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if not get.done():
+                get.cancel()
+                break
+            body = get.result()
+            if body is None:
+                logger.info("stdin closed: ending the session")
+                break
+            dispatch(server.protocol, body)
+    finally:
+        stop.cancel()
+        await server.end_session()
+    code = server.exit_code
+    return code if code is not None else (0 if server.protocol._shutdown else 1)
+
+
+def _read_frames(stream: BinaryIO, loop: asyncio.AbstractEventLoop, queue: "asyncio.Queue[bytes | None]") -> None:
+    """Thread body: read ``Content-Length`` framed bodies and queue them; ``None`` at EOF."""
+
+    def put(item: bytes | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+            return True
+        except RuntimeError:  # the loop is closed: the daemon is exiting
+            return False
+
+    try:
+        while True:
+            length: int | None = None
+            while True:
+                line = stream.readline()
+                if not line:
+                    put(None)
+                    return
+                if not line.strip():
+                    if length is not None:
+                        break
+                    continue
+                if match := _CONTENT_LENGTH.match(line.strip()):
+                    length = int(match.group(1))
+            body = stream.read(length)
+            if len(body) < length:
+                put(None)
+                return
+            if not put(body):
+                return
+    except (OSError, ValueError):
+        logger.exception("reading stdin failed")
+        put(None)
+
+
+def dispatch(protocol: Any, body: bytes) -> None:
+    """Decode one frame and hand it to pygls, answering malformed input per JSON-RPC 2.0."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        _reply_error(protocol, None, PARSE_ERROR, f"Parse error: {exc}")
+        return
+    problem = _shape_problem(data)
+    if problem is not None:
+        msg_id = data.get("id") if isinstance(data, dict) else None
+        _reply_error(protocol, msg_id if _valid_id(msg_id) else None, INVALID_REQUEST, problem)
+        return
+    try:
+        message = protocol.structure_message(data)
+    except JsonRpcException as exc:
+        method = data.get("method")
+        if method is not None and "id" in data:
+            detail = _params_problem(exc)
+            _reply_error(protocol, data["id"], INVALID_PARAMS, f"{method}: invalid params: {detail}")
+        else:
+            logger.warning("dropped a malformed %s message: %s", method or "response", exc)
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception:
+        logger.exception("handling a %s message failed", data.get("method") or "response")
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _shape_problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "Invalid Request: a message must be a JSON object"
+    if data.get("jsonrpc") != "2.0":
+        return 'Invalid Request: "jsonrpc" must be "2.0"'
+    if "method" in data:
+        if not isinstance(data["method"], str):
+            return 'Invalid Request: "method" must be a string'
+        if "id" in data and not _valid_id(data["id"]):
+            return 'Invalid Request: "id" must be a string or an integer'
+        return None
+    if "id" in data and ("result" in data or "error" in data):
+        return None
+    return "Invalid Request: neither a request, a notification nor a response"
+
+
+def _params_problem(exc: JsonRpcException) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, cattrs.ClassValidationError):
+        return "; ".join(cattrs.transform_error(cause))[:1000]
+    return str(cause or exc)[:1000]
+
+
+def _reply_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
+    logger.warning("answering error %d to id %r: %s", code, msg_id, message)
+    protocol._send_response(msg_id, error=ResponseError(code=code, message=message))

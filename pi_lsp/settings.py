@@ -1,0 +1,129 @@
+"""The ``pi`` settings section (design.md section 5).
+
+Sources, in order: ``initializationOptions.pi``, then ``workspace/configuration`` (section ``pi``)
+on ``initialized`` and on every ``workspace/didChangeConfiguration``. Keys are camelCase on the
+wire, unknown keys are ignored, ``null`` means "all defaults" (silently). A value that does not
+validate is reported (the daemon shows the messages with ``window/showMessage``) and replaced by
+its default; the other values are kept. Every timeout is in **seconds** and is a setting so tests
+can make it small.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class EditSection(_Section):
+    """``pi.edit``: the edit path through the editor (design.md sections 3 and 4).
+
+    ``route``: for files the editor has not opened, ``"editor"`` or ``"openDocuments"``;
+    ``None`` picks the default from the client's capabilities.
+    """
+
+    route: Literal["editor", "openDocuments"] | None = None
+    apply_timeout_seconds: float = Field(30.0, gt=0)
+    verify_timeout_seconds: float = Field(2.0, ge=0)
+
+
+class BashSection(_Section):
+    """``pi.bash``: ``timeoutSeconds`` is the default timeout of a bash call (``None``: none)."""
+
+    timeout_seconds: float | None = Field(600.0, gt=0)
+
+
+class ApprovalsSection(_Section):
+    """``pi.approvals`` (design.md section 8): rules, how long to wait for the user, fallback."""
+
+    rules: list[dict[str, Any]] = Field(default_factory=list)
+    timeout_seconds: float = Field(120.0, gt=0)
+    fallback: Literal["allow", "deny"] = "deny"
+
+
+class Settings(_Section):
+    """Every ``pi.*`` setting with its default.
+
+    Provider fields mirror ``pi_lsp.llm`` ``ProviderSettings`` (retries, backoff and timeouts in
+    seconds); ``activeTools`` ``None`` means Pi's default active set.
+    """
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    active_tools: list[str] | None = None
+    max_turns: int = Field(50, ge=1)
+    edit: EditSection = Field(default_factory=EditSection)
+    bash: BashSection = Field(default_factory=BashSection)
+    approvals: ApprovalsSection = Field(default_factory=ApprovalsSection)
+    protected_paths: list[str] = Field(default_factory=list)
+    max_retries: int = Field(3, ge=0)
+    backoff_initial_seconds: float = Field(1.0, ge=0)
+    backoff_max_seconds: float = Field(30.0, ge=0)
+    connect_timeout_seconds: float = Field(10.0, gt=0)
+    read_timeout_seconds: float = Field(120.0, gt=0)
+
+
+_SECTIONS = {"edit", "bash", "approvals"}
+_MAX_PASSES = 64
+
+
+def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
+    """Validate a raw ``pi`` section; return the settings and one message per rejected value.
+
+    ``raw`` is the JSON value the client sent (``None`` gives the defaults without a message).
+    Each rejected value is dropped so its default applies: a top-level field, or one field of
+    ``edit``/``bash``/``approvals`` (a list with a bad item is rejected whole). Never raises.
+    """
+    if raw is None:
+        return Settings(), []
+    if not isinstance(raw, dict):
+        return Settings(), [f"pi: settings must be an object, got {type(raw).__name__}; using defaults"]
+    data = _copy(raw)
+    problems: list[str] = []
+    for _ in range(_MAX_PASSES):
+        try:
+            return Settings.model_validate(data), problems
+        except ValidationError as exc:
+            for error in exc.errors():
+                path = _field_path(error["loc"])
+                if _drop(data, path):
+                    shown = ".".join(path)
+                    problems.append(
+                        f"pi.{shown}: {error['msg']} (got {_short(error.get('input'))}); "
+                        "using the default"
+                    )
+    return Settings(), problems + ["pi: settings could not be validated; using defaults"]
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    return value
+
+
+def _field_path(loc: tuple[Any, ...]) -> tuple[str, ...]:
+    head = str(loc[0]) if loc else ""
+    if head in _SECTIONS and len(loc) > 1 and isinstance(loc[1], str):
+        return head, loc[1]
+    return (head,)
+
+
+def _drop(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+    target: Any = data
+    for key in path[:-1]:
+        target = target.get(key) if isinstance(target, dict) else None
+    if isinstance(target, dict) and path[-1] in target:
+        del target[path[-1]]
+        return True
+    return False
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,123 @@
+"""One daemon session's tool machinery: environment, pipeline, document store, file access.
+
+Built by ``server.py`` at ``initialize`` (when the client's features are known) and closed on
+``shutdown``/``exit``/stdin closed. It owns the session temp folder (bash spill files) and the
+process registry; :meth:`ToolHost.close` ends every process group the tools started and removes
+the folder (design.md section 5, Lifecycle).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from pi_lsp.agent.pipeline import ToolPipeline
+from pi_lsp.editor.connection import EditorConnection, EditorSettings
+from pi_lsp.editor.documents import DocumentStore
+from pi_lsp.editor.file_access import EditorFileAccess
+from pi_lsp.settings import Settings
+from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
+from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
+from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.processes import ProcessRegistry
+
+logger = logging.getLogger(__name__)
+
+
+class ToolHost:
+    """The tools of one editor session.
+
+    Attributes:
+        store: the editor's open documents (design.md section 3).
+        env: the :class:`ToolEnvironment` the tools share (``cwd`` = first workspace folder).
+        pipeline: the :class:`ToolPipeline` running ``pi/executeToolCall(s)``.
+        editor_settings: the ``pi.edit.*`` values the edit path reads.
+    """
+
+    def __init__(
+        self,
+        connection: EditorConnection,
+        folders: Sequence[Path],
+        settings: Settings,
+    ) -> None:
+        self.connection = connection
+        self.store = DocumentStore()
+        self.temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-"))
+        self.processes = ProcessRegistry()
+        self.editor_settings = _editor_settings(settings)
+        self.files = EditorFileAccess(self.store, connection, self.editor_settings, LocalFileAccess())
+        cwd = Path(folders[0]) if folders else Path.cwd()
+        self.env = ToolEnvironment(
+            cwd=cwd,
+            files=self.files,
+            temp_dir=self.temp_dir,
+            workspace_folders=[Path(f) for f in folders] or [cwd],
+            processes=self.processes,
+            settings=ToolSettings(bash_timeout_seconds=settings.bash.timeout_seconds),
+        )
+        tools = create_tools(self.env)
+        known = {tool.name for tool in tools}
+        self.pipeline = ToolPipeline(tools, active=[n for n in DEFAULT_ACTIVE_TOOLS if n in known])
+        self._closed = False
+        self.apply_settings(settings)
+
+    def apply_settings(self, settings: Settings) -> list[str]:
+        """Take new settings; return messages about values that could not be applied.
+
+        ``activeTools`` naming unknown tools keeps the current set and reports it.
+        """
+        problems: list[str] = []
+        self.editor_settings = _editor_settings(settings)
+        _set_editor_settings(self.files, self.editor_settings)
+        self.env.settings.bash_timeout_seconds = settings.bash.timeout_seconds
+        if settings.active_tools is not None:
+            try:
+                self.pipeline.set_active(settings.active_tools)
+            except ValueError as exc:
+                problems.append(f"pi.activeTools: {exc}; keeping {self.pipeline.active_names}")
+        return problems
+
+    def set_folders(self, folders: Sequence[Path]) -> None:
+        """Follow ``workspace/didChangeWorkspaceFolders``: the first folder is the new cwd."""
+        if not folders:
+            return
+        self.env.cwd = Path(folders[0])
+        self.env.workspace_folders = [Path(f) for f in folders]
+
+    async def close(self) -> None:
+        """End every process group the tools started and remove the temp folder. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.processes.end_all(include_children=True)
+        except Exception:
+            logger.exception("could not end the session's processes")
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+    def close_blocking(self) -> None:
+        """:meth:`close` for when no event loop runs any more (interpreter exit)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.processes.end_all_blocking(include_children=True)
+        except Exception:
+            logger.exception("could not end the session's processes")
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _editor_settings(settings: Settings) -> EditorSettings:
+    return EditorSettings(
+        route=settings.edit.route,
+        apply_timeout_seconds=settings.edit.apply_timeout_seconds,
+        verify_timeout_seconds=settings.edit.verify_timeout_seconds,
+    )
+
+
+def _set_editor_settings(files: EditorFileAccess, settings: EditorSettings) -> None:
+    # EditorSettings is frozen: the file access holds one instance; swap it.
+    files.settings = settings
