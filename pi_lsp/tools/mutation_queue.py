@@ -15,10 +15,13 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -75,3 +78,27 @@ async def file_mutation_lock(path: Path) -> AsyncIterator[Path]:
 def active_keys() -> list[Path]:
     """The keys that currently have a holder or waiters (for tests and diagnostics)."""
     return [Path(key) for key in _entries]
+
+
+async def finish_despite_cancel(awaitable: Awaitable[T]) -> T:
+    """Await ``awaitable`` to its end even if the calling task is cancelled meanwhile.
+
+    Pi's edit and write keep the per-file lock until in-flight filesystem work has settled
+    (pi-behaviour.md 1.5): a write running in a worker thread cannot be stopped, so releasing the
+    lock early would let the next queued write race it. Use inside :func:`file_mutation_lock`.
+    If a cancellation arrived, it is re-raised (:class:`asyncio.CancelledError`) once the work is
+    done, so the caller reports ``Operation aborted`` although the work happened; otherwise the
+    work's result is returned (or its exception raised).
+    """
+    task = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})  # unlike a plain await, does not cancel the work
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        if not task.cancelled():
+            task.exception()  # mark as retrieved: the cancellation is what the caller reports
+        raise asyncio.CancelledError()
+    return task.result()

@@ -73,8 +73,23 @@ def _description(exc: OSError, code: str | None) -> str:
     return os.strerror(exc.errno).lower() if exc.errno is not None else "unknown error"
 
 
+_SYSCALL_ATTRIBUTE = "pi_syscall"
+
+
+def tag_syscall(exc: OSError, syscall: str) -> OSError:
+    """Record on ``exc`` which syscall failed (``"open"``, ``"mkdir"``, ``"write"``) and return it.
+
+    Code that knows better than its caller which step failed (the safe write) tags the error;
+    :func:`node_style_message` then prints that syscall instead of the caller's default.
+    """
+    setattr(exc, _SYSCALL_ATTRIBUTE, syscall)
+    return exc
+
+
 def node_style_message(exc: OSError, syscall: str, path: str | Path | None = None) -> str:
     """Node's message for ``exc`` raised by ``syscall`` on ``path``.
+
+    ``syscall`` is a default: a syscall recorded with :func:`tag_syscall` wins.
 
     ``ENOENT: no such file or directory, access '/abs/missing.txt'``; without a path
     (``path=None`` and none on ``exc``) it ends after the syscall: ``EISDIR: illegal operation on a
@@ -85,6 +100,7 @@ def node_style_message(exc: OSError, syscall: str, path: str | Path | None = Non
     if code is None:
         text = exc.strerror or (str(exc.args[0]) if exc.args else "unknown error")
         return f"Error: {text}"
+    syscall = getattr(exc, _SYSCALL_ATTRIBUTE, syscall)
     message = f"{code}: {_description(exc, code)}, {syscall}"
     target = path if path is not None else exc.filename
     if target is not None:

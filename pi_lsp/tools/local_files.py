@@ -1,0 +1,72 @@
+"""``LocalFileAccess``: the :class:`~pi_lsp.tools.files.FileAccess` seam on the plain filesystem.
+
+Used by ``pi-lsp exec`` and, in the daemon, for files the editor does not hold. Blocking calls run
+in a worker thread (:func:`asyncio.to_thread`) so the event loop stays responsive. Writes are the
+safe writes of design.md section 7, implemented in :mod:`pi_lsp.tools.safe_write`.
+
+Errors are :class:`OSError` with ``errno`` and ``filename`` set to the path the caller gave (not
+the resolved real path), so the tools can print them in Node's words (:mod:`.os_errors`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+
+from pi_lsp.agent.tool import ToolContext
+from pi_lsp.tools.files import FileSnapshot, WriteReport
+from pi_lsp.tools.os_errors import node_error
+from pi_lsp.tools.safe_write import write_file_safely
+
+
+def _access(path: Path, write: bool) -> None:
+    os.stat(path)  # ENOENT, ENOTDIR, ELOOP, EACCES on a parent, with errno and filename
+    mode = os.R_OK | (os.W_OK if write else 0)
+    if not os.access(path, mode):
+        raise node_error("EACCES", path)
+
+
+def _read(path: Path) -> FileSnapshot:
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise node_error("EISDIR", path)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return FileSnapshot(path=path, real_path=Path(os.path.realpath(path)), data=data, source="disk")
+
+
+class LocalFileAccess:
+    """Read and write files directly on disk (implements :class:`~pi_lsp.tools.files.FileAccess`).
+
+    - :meth:`access` works like Node's ``fs.access``: ``ENOENT``/``ENOTDIR``/``ELOOP`` from the
+      lookup, ``EACCES`` when the mode is not granted (root is granted everything, as in Node); a
+      directory passes (reading it then fails with ``EISDIR``).
+    - :meth:`read` returns the raw bytes; a directory raises ``EISDIR``, a symlink loop ``ELOOP``.
+    - :meth:`write` creates parent directories and replaces the content safely (see
+      :func:`~pi_lsp.tools.safe_write.write_file_safely`); ``previous``, ``label`` and ``ctx`` are
+      for editors and ignored here. It returns ``WriteReport(via="disk")``.
+    """
+
+    async def access(self, path: Path, *, write: bool = False) -> None:
+        """Check ``path`` exists and is readable (and writable with ``write``); raise ``OSError``."""
+        await asyncio.to_thread(_access, path, write)
+
+    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+        """The bytes of ``path`` on disk as a :class:`FileSnapshot` (``source="disk"``)."""
+        return await asyncio.to_thread(_read, path)
+
+    async def write(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        previous: FileSnapshot | None,
+        label: str,
+        ctx: ToolContext | None = None,
+    ) -> WriteReport:
+        """Replace the content of ``path`` with ``data``; the old file stays intact on failure."""
+        await asyncio.to_thread(write_file_safely, path, data)
+        return WriteReport(via="disk")
+

@@ -1,0 +1,158 @@
+"""The ``read`` tool: text with Pi's line windows and continuation hints, and images.
+
+Behaviour of the peer (pi-behaviour.md 2.1): lines are the text split on ``\\n`` (a trailing newline
+makes one more, empty, line: that count is the "of N"), ``offset`` is 1-based, ``limit`` caps the
+lines, the selection is head-truncated to 2000 lines / 50 KiB with Pi's hints. Plus design.md
+section 7: UTF-16/32 files transcoded, invalid UTF-8 flagged, binary files refused, images sent as
+image blocks. Content comes through ``env.files`` (an editor buffer when the editor holds the
+file); the snapshot's notices (unsaved buffer) are appended to the text block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pi_lsp.agent.js_values import js_number_to_string
+from pi_lsp.agent.schema import json_schema_of
+from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
+from pi_lsp.llm.types import ImageContent, TextContent
+from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.file_content import binary_kind, decode_for_reading
+from pi_lsp.tools.images import SNIFF_BYTES, prepare_image, sniff_image_mime
+from pi_lsp.tools.os_errors import node_style_message, os_error_code
+from pi_lsp.tools.paths import resolve_read_path
+from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head, utf8_len
+
+READ_DESCRIPTION = (
+    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "
+    "sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is "
+    "hit first). Use offset/limit for large files. When you need the full file, continue with "
+    "offset until complete."
+)
+"""The peer's description, verbatim (``/work/peer/tool-defs.json``)."""
+
+
+def _no_model_description(schema: dict[str, Any]) -> None:
+    """Keep the class docstring out of the schema models see (the peer's object has none)."""
+    schema.pop("description", None)
+
+
+class ReadArgs(BaseModel):
+    """Arguments of ``read`` (open object: unknown keys are ignored, as in Pi)."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra=_no_model_description)
+
+    path: str = Field(description="Path to the file to read (relative or absolute)")
+    offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")
+    limit: float | None = Field(default=None, description="Maximum number of lines to read")
+
+
+def _text_window(text: str, offset: float | None, limit: float | None, raw_path: str) -> tuple[str, Any]:
+    """Pi's text algorithm: the selected lines, their hint, and ``details`` (or ``None``).
+
+    ``offset``/``limit`` are JS numbers; fractional values are cut toward zero as JS ``slice``
+    does. Raises :class:`ToolError` when ``offset`` is past the last line.
+    """
+    all_lines = text.split("\n")
+    total = len(all_lines)
+    start = int(max(0, offset - 1)) if offset else 0
+    if start >= total:
+        raise ToolError(
+            f"Offset {js_number_to_string(offset or 0)} is beyond end of file ({total} lines total)"
+        )
+    user_limited: int | None = None
+    if limit is not None:
+        end = min(start + int(limit), total)
+        selected = "\n".join(all_lines[start:max(start, end)])
+        user_limited = end - start  # the peer's count (negative for a negative limit)
+    else:
+        selected = "\n".join(all_lines[start:])
+    truncation = truncate_head(selected)
+    first = start + 1
+    if truncation.first_line_exceeds_limit:
+        size = format_size(utf8_len(all_lines[start]))
+        limit_text = format_size(DEFAULT_MAX_BYTES)
+        return (
+            f"[Line {first} is {size}, exceeds {limit_text} limit. Use bash: sed -n '{first}p' "
+            f"{raw_path} | head -c {DEFAULT_MAX_BYTES}]",
+            {"truncation": truncation.to_details()},
+        )
+    if truncation.truncated:
+        last = first + truncation.output_lines - 1
+        by_bytes = "" if truncation.truncated_by == "lines" else f" ({format_size(DEFAULT_MAX_BYTES)} limit)"
+        hint = f"[Showing lines {first}-{last} of {total}{by_bytes}. Use offset={last + 1} to continue.]"
+        return f"{truncation.content}\n\n{hint}", {"truncation": truncation.to_details()}
+    if user_limited is not None and start + user_limited < total:
+        remaining = total - (start + user_limited)
+        hint = f"[{remaining} more lines in file. Use offset={start + user_limited + 1} to continue.]"
+        return f"{truncation.content}\n\n{hint}", None
+    return truncation.content, None
+
+
+def _with_notices(text: str, notices: list[str]) -> str:
+    return text + "\n\n" + "\n".join(notices) if notices else text
+
+
+class ReadTool:
+    """``read``: the peer's read tool on top of :class:`~pi_lsp.tools.files.FileAccess`.
+
+    Errors (raised as :class:`ToolError`): the peer's OS texts (``ENOENT: no such file or
+    directory, access '/abs'``, ``EISDIR: illegal operation on a directory, read``), the offset
+    error, and ``... is a binary file (...)`` for binary content.
+    """
+
+    name = "read"
+    label = "read"
+    description = READ_DESCRIPTION
+    args_model = ReadArgs
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+
+    def __init__(self, env: ToolEnvironment) -> None:
+        self.env = env
+        self.parameters = json_schema_of(ReadArgs)
+
+    def prepare_arguments(self, raw: Any) -> Any:
+        """Identity: read has no compatibility shim."""
+        return raw
+
+    async def execute(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+        """Read ``args.path`` (see the module docstring); raise :class:`ToolError` on failure."""
+        if ctx.signal.aborted:
+            raise ToolError(ABORTED_MESSAGE)
+        path = resolve_read_path(args.path, self.env.cwd)
+        try:
+            await self.env.files.access(path)
+        except OSError as exc:
+            raise ToolError(node_style_message(exc, "access", path)) from exc
+        try:
+            snapshot = await self.env.files.read(path, ctx)
+        except OSError as exc:
+            if os_error_code(exc) == "EISDIR":
+                raise ToolError("EISDIR: illegal operation on a directory, read") from exc
+            raise ToolError(node_style_message(exc, "open", path)) from exc
+        data = snapshot.data
+        notices = list(snapshot.notices)
+        mime = sniff_image_mime(data[:SNIFF_BYTES])
+        if mime is not None:
+            image = await asyncio.to_thread(prepare_image, data, mime)
+            text = "\n".join([f"Read image file [{image.mime_type}]", *image.notes, *notices])
+            if image.data is None:
+                return ToolResult(content=[TextContent(text=text)])
+            return ToolResult(
+                content=[TextContent(text=text), ImageContent(data=image.data, mime_type=image.mime_type)]
+            )
+        kind = binary_kind(data)
+        if kind is not None:
+            raise ToolError(
+                f"{args.path} is a binary file ({kind}, {format_size(len(data))}, {len(data)} bytes); "
+                "its bytes are not shown. Use bash with a suitable tool (file, xxd, unzip -l, ...) "
+                "to inspect it."
+            )
+        decoded = decode_for_reading(data)
+        text, details = _text_window(decoded.text, args.offset, args.limit, args.path)
+        if decoded.notice is not None:
+            notices.insert(0, decoded.notice)
+        return ToolResult.text(_with_notices(text, notices), details)
