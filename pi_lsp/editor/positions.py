@@ -145,6 +145,34 @@ def position_at(text: str, offset: int, encoding: Any) -> tuple[int, int]:
     return line, units_of(text[start:offset], encoding)
 
 
+def positions_at(text: str, offsets: Sequence[int], encoding: Any) -> list[tuple[int, int]]:
+    """:func:`position_at` for many ascending ``offsets``, counting each stretch of text once.
+
+    Offsets must be non-decreasing (``ValueError`` otherwise); cost is one pass up to the last one.
+    """
+    result: list[tuple[int, int]] = []
+    cursor, line, line_start = 0, 0, 0
+    has_cr = "\r" in text
+    for raw in offsets:
+        offset = max(0, min(raw, len(text)))
+        if has_cr and 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n":
+            offset -= 1
+        if offset < cursor:
+            raise ValueError("offsets must be in ascending order")
+        breaks = text.count("\n", cursor, offset)
+        if has_cr:
+            breaks += text.count("\r", cursor, offset) - text.count("\r\n", cursor, offset)
+        if breaks:
+            line += breaks
+            last = text.rfind("\n", cursor, offset)
+            if has_cr:
+                last = max(last, text.rfind("\r", cursor, offset))
+            line_start = last + 1
+        cursor = offset
+        result.append((line, units_of(text[line_start:offset], encoding)))
+    return result
+
+
 def _field(change: Any, name: str) -> Any:
     if isinstance(change, dict):
         return change.get(name)
