@@ -37,14 +37,15 @@ _ESCAPE = re.compile(
     r"\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)"  # OSC ... BEL | ST (titles, hyperlinks)
     r"|\x1b[PX^_][^\x1b\n]*\x1b\\"  # DCS, SOS, PM, APC ... ST
     r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor movement)
-    r"|\x1b[ -/]*[0-~]"  # two-character and nF escapes
+    r"|\x1b[ -/]*[0-OQ-WYZ\\`-~]"  # two-character and nF escapes (not the introducers above)
 )
 _PARTIAL_ESCAPE = re.compile(
-    r"\x1b(?:\][^\x07\x1b\n]*\x1b?|[PX^_][^\x1b\n]*\x1b?|\[[0-?]*[ -/]*|[ -/]*)?"
+    r"\x1b(?:\][^\x07\x1b\n]*\x1b?|[PX^_][^\x1b\n]*\x1b?|\[[0-?]*[ -/]*|[ -/]*)"
     r"|\x9b[0-?]*[ -/]*"
 )
+_ESCAPE_START = re.compile("[\x1b\x9b]")
 _MAX_HELD_ESCAPE = 4096
-"""A would-be escape sequence longer than this (characters) is passed through as text."""
+"""An unfinished escape sequence is held back only within the last this many characters."""
 
 
 def strip_escapes(text: str) -> str:
@@ -71,11 +72,12 @@ class EscapeStripper:
             self._held = ""
         if "\x1b" not in text and "\x9b" not in text:
             return text
-        start = max(text.rfind("\x1b"), text.rfind("\x9b"))
-        tail = text[start:]
-        if len(tail) <= _MAX_HELD_ESCAPE and _PARTIAL_ESCAPE.fullmatch(tail) is not None:
-            self._held = tail
-            text = text[:start]
+        # the earliest sequence start whose rest could still become a complete sequence
+        for found in _ESCAPE_START.finditer(text, max(0, len(text) - _MAX_HELD_ESCAPE)):
+            if _PARTIAL_ESCAPE.fullmatch(text, found.start()) is not None:
+                self._held = text[found.start() :]
+                text = text[: found.start()]
+                break
         return _ESCAPE.sub("", text)
 
     def flush(self) -> str:
