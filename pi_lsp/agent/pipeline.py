@@ -1,0 +1,396 @@
+"""The tool pipeline: one tool call or one batch in, correlated ToolResultMessages out (design.md section 2).
+
+Per call (Pi's ``prepareToolCall`` + ``executePreparedToolCall``, pi-behaviour.md 4.3-4.9):
+
+1. ``tool_execution_start`` is emitted; the tool is looked up by exact name among the **active**
+   tools (``Tool {name} not found`` otherwise);
+2. ``prepare_arguments`` (edit's legacy shim);
+3. coercion and validation (:mod:`pi_lsp.agent.validation`), Pi's ``Validation failed ...`` text;
+4. before hooks (:mod:`pi_lsp.agent.hooks`), then the abort check (``Operation aborted``);
+5. ``execute`` in its own task with a :class:`ToolContext`; an abort cancels that task: a tool that
+   turns the cancellation into a ``ToolError`` gives that message, otherwise ``Operation aborted``;
+   a ``ToolError`` is the error text; any other exception is logged with its traceback and becomes
+   ``"{ClassName}: {message}"``;
+6. after hooks; ``tool_execution_end``; the :class:`ToolResultMessage`. Errors the pipeline makes
+   carry ``details: {}`` as Pi's loop does; a ``ToolError``'s own ``details`` are kept.
+
+Batches (the calls of one assistant message): preflight (steps 1-4) one call at a time in source
+order, then the prepared calls run concurrently, or one after another when any call targets a tool
+with ``execution_mode == "sequential"``. ``tool_execution_end`` events come in completion order, the
+returned results in **source order** (duplicate ids are fine: results correlate by position). With
+``stop_reason == "length"`` nothing runs and every call gets Pi's "was not executed" error.
+
+Cancellation never loses a result: an aborted ``signal`` or the cancellation of the coroutine that
+awaits :meth:`ToolPipeline.execute_batch` (a ``$/cancelRequest``) aborts the running calls, and the
+coroutine still returns one ToolResultMessage per call. The pipeline emits only the tool events; the
+agent loop emits ``message_start``/``message_end`` for the returned results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from pi_lsp.agent import events
+from pi_lsp.agent.hooks import (
+    BLOCKED_MESSAGE,
+    AfterToolCall,
+    AfterToolCallContext,
+    BeforeToolCall,
+    BeforeToolCallContext,
+    apply_after_result,
+    bug_message,
+    hook_error_message,
+)
+from pi_lsp.agent.tool import ABORTED_MESSAGE, AbortSignal, Tool, ToolContext, ToolError, ToolResult
+from pi_lsp.agent.validation import validator_for
+from pi_lsp.llm.types import StopReason, TextContent, ToolCall, ToolResultMessage
+
+logger = logging.getLogger(__name__)
+
+LENGTH_MESSAGE = (
+    'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
+    "may be truncated. Re-issue the tool call with complete arguments."
+)
+"""Pi's error for every call of an assistant message that stopped with ``length`` (pi-behaviour.md 4.7)."""
+
+T = TypeVar("T")
+
+
+class _Failed(Exception):
+    """An immediate outcome of preflight: the call gets ``message`` as its error result."""
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = {} if details is None else details
+
+
+class ToolPipeline:
+    """The registered tools of a session, which of them are active, the hooks, and call execution.
+
+    ``tools`` maps names to tools (every registered tool); only active ones can be called. ``active``
+    ``None`` makes every given tool active (the agent layer does not know Pi's default set; callers
+    pass ``pi_lsp.tools.DEFAULT_ACTIVE_TOOLS``). Raises ``ValueError`` for duplicate tool names or
+    unknown active names.
+    """
+
+    def __init__(self, tools: Sequence[Tool], active: Sequence[str] | None = None) -> None:
+        self.tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self.tools:
+                raise ValueError(f"two tools are named {tool.name!r}")
+            self.tools[tool.name] = tool
+        self._active: list[str] = []
+        self.set_active(list(self.tools) if active is None else active)
+        self._before: list[BeforeToolCall] = []
+        self._before_first = 0
+        self._after: list[AfterToolCall] = []
+
+    @property
+    def active_names(self) -> list[str]:
+        """Names of the active tools, in activation order."""
+        return list(self._active)
+
+    def set_active(self, names: Sequence[str]) -> list[str]:
+        """Make exactly ``names`` active (duplicates dropped); returns the active names.
+
+        Raises ``ValueError`` naming every unknown tool (design.md section 7: never ignored silently);
+        the active set is then unchanged.
+        """
+        unknown = [name for name in names if name not in self.tools]
+        if unknown:
+            raise ValueError("Unknown tools: " + ", ".join(unknown))
+        self._active = list(dict.fromkeys(names))
+        return self.active_names
+
+    def add_before_hook(self, hook: BeforeToolCall, *, first: bool = False) -> None:
+        """Register a before hook; ``first=True`` (policy) puts it before every non-first hook,
+        after earlier ``first`` hooks."""
+        if first:
+            self._before.insert(self._before_first, hook)
+            self._before_first += 1
+        else:
+            self._before.append(hook)
+
+    def add_after_hook(self, hook: AfterToolCall) -> None:
+        """Register an after hook (they chain in registration order)."""
+        self._after.append(hook)
+
+    async def execute(
+        self,
+        call: ToolCall,
+        *,
+        signal: AbortSignal | None = None,
+        session_id: str = "external",
+        emit: events.EventSink | None = None,
+    ) -> ToolResultMessage:
+        """Run one call through every step; always returns its ToolResultMessage (never raises for
+        the call's failures or its cancellation)."""
+        [result] = await self.execute_batch([call], signal=signal, session_id=session_id, emit=emit)
+        return result
+
+    async def execute_batch(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        stop_reason: StopReason | None = None,
+        signal: AbortSignal | None = None,
+        session_id: str = "external",
+        emit: events.EventSink | None = None,
+    ) -> list[ToolResultMessage]:
+        """Run the calls of one assistant message; one result per call, in source order."""
+        calls = list(calls)
+        if not calls:
+            return []
+        batch_signal = AbortSignal()
+        linker: asyncio.Future[None] | None = None
+        if signal is not None:
+            linker = asyncio.ensure_future(_link(signal, batch_signal))
+        run = _BatchRun(self, calls, batch_signal, session_id, emit)
+        work = asyncio.ensure_future(run.run(stop_reason))
+        try:
+            while True:
+                try:
+                    return await asyncio.shield(work)
+                except asyncio.CancelledError:
+                    if work.cancelled():
+                        raise
+                    # our awaiter was cancelled ($/cancelRequest): abort the calls, keep the results
+                    batch_signal.abort("cancelled")
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.uncancel()
+        finally:
+            if linker is not None:
+                linker.cancel()
+
+    # -- used by _BatchRun ------------------------------------------------------------------
+
+    def _before_hooks(self) -> list[BeforeToolCall]:
+        return list(self._before)
+
+    def _after_hooks(self) -> list[AfterToolCall]:
+        return list(self._after)
+
+    def _lookup(self, name: str) -> Tool | None:
+        return self.tools.get(name) if name in self._active else None
+
+
+async def _link(source: AbortSignal, target: AbortSignal) -> None:
+    await source.wait()
+    target.abort(source.reason)
+
+
+def _error_message(call: ToolCall, text: str, details: Any) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=[TextContent(text=text)],
+        details={} if details is None else details,
+        is_error=True,
+    )
+
+
+class _BatchRun:
+    """One batch in flight: its calls, their preflight outcomes and their results."""
+
+    def __init__(
+        self,
+        pipeline: ToolPipeline,
+        calls: list[ToolCall],
+        signal: AbortSignal,
+        session_id: str,
+        emit: events.EventSink | None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.calls = calls
+        self.signal = signal
+        self.session_id = session_id
+        self._sink = emit
+        self.results: list[ToolResultMessage | None] = [None] * len(calls)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self._sink is None:
+            return
+        try:
+            self._sink(event)
+        except Exception:  # a sink must never break a call
+            logger.exception("event sink failed on %s", event.get("type"))
+
+    def finish(self, index: int, message: ToolResultMessage) -> None:
+        """Record the final result of call ``index`` and emit its ``tool_execution_end``."""
+        self.results[index] = message
+        self.emit(
+            events.tool_execution_end(
+                message.tool_call_id,
+                message.tool_name,
+                ToolResult(content=list(message.content), details=message.details),
+                message.is_error,
+            )
+        )
+
+    async def run(self, stop_reason: StopReason | None) -> list[ToolResultMessage]:
+        if stop_reason == "length":
+            for index, call in enumerate(self.calls):
+                self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+                self.finish(index, _error_message(call, LENGTH_MESSAGE.format(name=call.name), None))
+            return self._collected()
+        sequential = any(
+            tool is not None and getattr(tool, "execution_mode", "parallel") == "sequential"
+            for tool in (self.pipeline._lookup(call.name) for call in self.calls)
+        )
+        if sequential:
+            for index in range(len(self.calls)):
+                prepared = await self.preflight(index)
+                if prepared is not None:
+                    await self.execute(index, *prepared)
+        else:
+            ready: list[tuple[int, Tool, BaseModel]] = []
+            for index in range(len(self.calls)):
+                prepared = await self.preflight(index)
+                if prepared is not None:
+                    ready.append((index, *prepared))
+            await asyncio.gather(*(self.execute(index, tool, args) for index, tool, args in ready))
+        return self._collected()
+
+    def _collected(self) -> list[ToolResultMessage]:
+        assert all(result is not None for result in self.results)
+        return [result for result in self.results if result is not None]
+
+    async def preflight(self, index: int) -> tuple[Tool, BaseModel] | None:
+        """Steps 1-4 for call ``index``: the tool and its args, or ``None`` after finishing it."""
+        call = self.calls[index]
+        self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+        try:
+            if self.signal.aborted:
+                raise _Failed(ABORTED_MESSAGE)
+            tool = self.pipeline._lookup(call.name)
+            if tool is None:
+                raise _Failed(f"Tool {call.name} not found")
+            prepared = self.prepare(tool, call.arguments)
+            try:
+                args = validator_for(tool.args_model).validate(tool.name, prepared)
+            except ToolError as exc:
+                raise _Failed(exc.message) from None
+            await self.before_hooks(call, tool, args)
+            if self.signal.aborted:
+                raise _Failed(ABORTED_MESSAGE)
+            return tool, args
+        except _Failed as failed:
+            self.finish(index, _error_message(call, failed.message, failed.details))
+        except Exception as exc:  # a bug in a tool's prepare or in the pipeline itself
+            logger.exception("preflight of tool call %s (%s) failed", call.id, call.name)
+            self.finish(index, _error_message(call, bug_message(exc), None))
+        return None
+
+    def prepare(self, tool: Tool, raw: Any) -> Any:
+        prepare = getattr(tool, "prepare_arguments", None)
+        if prepare is None:
+            return raw
+        try:
+            return prepare(raw)
+        except ToolError as exc:
+            raise _Failed(exc.message, exc.details) from None
+
+    async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
+        """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
+        for hook in self.pipeline._before_hooks():
+            context = BeforeToolCallContext(call, tool, args, self.session_id)
+            try:
+                finished, verdict = await self.race(hook(context, self.signal))
+            except Exception as exc:
+                raise _Failed(hook_error_message(exc)) from None
+            if not finished:
+                raise _Failed(ABORTED_MESSAGE)
+            if verdict is not None and verdict.block:
+                raise _Failed(verdict.reason or BLOCKED_MESSAGE)
+
+    async def race(self, awaitable: Awaitable[T]) -> tuple[bool, T | None]:
+        """Await ``awaitable`` unless the batch is aborted first (then it is cancelled).
+
+        Returns ``(True, value)`` or ``(False, None)`` when aborted; re-raises its exception.
+        """
+        task = asyncio.ensure_future(awaitable)
+        aborted = asyncio.ensure_future(self.signal.wait())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+            return False, None
+        if task.cancelled():
+            return False, None
+        return True, task.result()
+
+    async def execute(self, index: int, tool: Tool, args: BaseModel) -> None:
+        """Steps 5-7 for a prepared call; never raises."""
+        call = self.calls[index]
+        settled = False
+
+        def on_update(partial: ToolResult) -> None:
+            if not settled:  # updates after the tool settled are ignored, as in Pi
+                self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
+
+        context = ToolContext(
+            tool_call_id=call.id, signal=self.signal, on_update=on_update, session_id=self.session_id
+        )
+        task = asyncio.ensure_future(_run_tool(tool, args, context))
+        aborted = asyncio.ensure_future(self.signal.wait())
+        try:
+            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+        finally:
+            aborted.cancel()
+            settled = True
+        result, is_error = self.outcome(call, task)
+        result, is_error = await self.after_hooks(call, tool, args, result, is_error)
+        self.finish(
+            index,
+            ToolResultMessage(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=result.content,
+                details=result.details,
+                is_error=is_error,
+            ),
+        )
+
+    def outcome(self, call: ToolCall, task: asyncio.Future[ToolResult]) -> tuple[ToolResult, bool]:
+        if task.cancelled():
+            return ToolResult.text(ABORTED_MESSAGE, details={}), True
+        exc = task.exception()
+        if exc is None:
+            result = task.result()
+            if isinstance(result, ToolResult):
+                return result, False
+            exc = TypeError(f"tool returned {type(result).__name__}, not ToolResult")
+        if isinstance(exc, ToolError):
+            return ToolResult.text(exc.message, details={} if exc.details is None else exc.details), True
+        logger.error("tool %s (call %s) raised", call.name, call.id, exc_info=exc)
+        return ToolResult.text(bug_message(exc), details={}), True
+
+    async def after_hooks(
+        self, call: ToolCall, tool: Tool, args: BaseModel, result: ToolResult, is_error: bool
+    ) -> tuple[ToolResult, bool]:
+        for hook in self.pipeline._after_hooks():
+            context = AfterToolCallContext(call, tool, args, result, is_error, self.session_id)
+            try:
+                patch = await hook(context, self.signal)
+            except Exception as exc:
+                logger.warning("after_tool_call hook failed for %s: %s", call.name, exc)
+                return ToolResult.text(hook_error_message(exc), details={}), True
+            result, is_error = apply_after_result(result, is_error, patch)
+        return result, is_error
+
+
+async def _run_tool(tool: Tool, args: BaseModel, context: ToolContext) -> ToolResult:
+    return await tool.execute(args, context)
