@@ -116,6 +116,7 @@ class RipgrepRun:
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
                 limit=MAX_LINE_BYTES,
+                env=None if self._processes is None else self._processes.spawn_env(),
             )
         except OSError as exc:
             raise ToolError(f"Failed to run ripgrep: {exc.strerror or exc}") from exc
