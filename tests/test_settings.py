@@ -1,0 +1,61 @@
+"""pi settings: camelCase, unknown keys ignored, a bad value reported and replaced by its default."""
+
+from __future__ import annotations
+
+from pi_lsp.settings import Settings, parse_settings
+
+
+def test_null_means_defaults_silently() -> None:
+    settings, problems = parse_settings(None)
+    assert settings == Settings() and problems == []
+    assert settings.edit.apply_timeout_seconds == 30.0
+    assert settings.edit.verify_timeout_seconds == 2.0
+    assert settings.bash.timeout_seconds == 600.0
+    assert settings.max_turns == 50
+
+
+def test_camel_case_keys_and_unknown_keys_ignored() -> None:
+    settings, problems = parse_settings(
+        {
+            "edit": {"route": "openDocuments", "applyTimeoutSeconds": 0.5, "mystery": 1},
+            "bash": {"timeoutSeconds": 3},
+            "activeTools": ["read", "ls"],
+            "baseUrl": "http://127.0.0.1:1/v1",
+            "notASetting": {"x": 1},
+        }
+    )
+    assert problems == []
+    assert settings.edit.route == "openDocuments"
+    assert settings.edit.apply_timeout_seconds == 0.5
+    assert settings.edit.verify_timeout_seconds == 2.0
+    assert settings.bash.timeout_seconds == 3
+    assert settings.active_tools == ["read", "ls"]
+    assert settings.base_url == "http://127.0.0.1:1/v1"
+
+
+def test_invalid_values_fall_back_to_their_default_and_keep_the_rest() -> None:
+    settings, problems = parse_settings(
+        {
+            "edit": {"applyTimeoutSeconds": -1, "verifyTimeoutSeconds": 0.1, "route": "sideways"},
+            "maxTurns": "many",
+            "activeTools": ["read", 7],
+            "bash": "fast",
+        }
+    )
+    assert settings.edit.apply_timeout_seconds == 30.0
+    assert settings.edit.route is None
+    assert settings.edit.verify_timeout_seconds == 0.1  # the valid neighbour is kept
+    assert settings.max_turns == 50
+    assert settings.active_tools is None
+    assert settings.bash.timeout_seconds == 600.0
+    joined = "\n".join(problems)
+    for name in ("pi.edit.applyTimeoutSeconds", "pi.edit.route", "pi.maxTurns", "pi.activeTools", "pi.bash"):
+        assert name in joined
+    assert len(problems) == 5
+    assert all("using the default" in p for p in problems)
+
+
+def test_a_section_that_is_not_an_object_is_reported() -> None:
+    settings, problems = parse_settings(["edit"])
+    assert settings == Settings()
+    assert len(problems) == 1 and "must be an object" in problems[0]
