@@ -44,13 +44,15 @@ class EditDiff:
 def edit_diff(path: str, old: str, new: str) -> EditDiff:
     """Compute :class:`EditDiff` for the LF texts ``old`` and ``new``; ``path`` names both patch sides."""
     parts = diff_lines(old, new)
-    diff, first = display_diff(parts, old, new)
+    diff, first = display_diff(parts)
     return EditDiff(diff=diff, patch=unified_patch(path, parts), first_changed_line=first)
 
 
-def display_diff(parts: list[Part], old: str, new: str) -> tuple[str, int | None]:
-    """Pi's display diff of ``parts`` (the line diff of ``old`` and ``new``) and the first changed line."""
-    width = len(str(max(old.count("\n"), new.count("\n")) + 1))
+def display_diff(parts: list[Part]) -> tuple[str, int | None]:
+    """Pi's display diff of ``parts`` (a line diff) and the first changed line."""
+    old_breaks = sum(part.newlines for part in parts if part.kind != "+")
+    new_breaks = sum(part.newlines for part in parts if part.kind != "-")
+    width = len(str(max(old_breaks, new_breaks) + 1))
     blank = " " * width
     out: list[str] = []
     old_num = new_num = 1

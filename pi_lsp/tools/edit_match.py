@@ -33,9 +33,24 @@ Splice = tuple[int, int, str]
 
 # JavaScript's String.prototype.trimEnd set (WhiteSpace + LineTerminator), minus "\n" which
 # separates lines and "\r" which LF space no longer has.
-_TRAILING_SPACE = re.compile(
-    "[\t\v\f \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+$", re.MULTILINE
-)
+_TRAILING_SPACE = "\t\v\f \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def _has_trailing_space(text: str) -> bool:
+    """True when some line of ``text`` ends in a :data:`_TRAILING_SPACE` character.
+
+    Tuned for big files: one-character searches first (``memchr`` speed), and the frequent space
+    searched as bytes, which CPython scans faster than a two-character ``str`` needle.
+    """
+    if text.endswith(tuple(_TRAILING_SPACE)):
+        return True
+    if text.isascii():
+        if b" \n" in text.encode("ascii"):
+            return True
+        candidates: str = "\t\v\f"
+    else:
+        candidates = _TRAILING_SPACE
+    return any(c in text and f"{c}\n" in text for c in candidates)
 _FUZZY_CHARS = str.maketrans(
     {
         **dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b"), "'"),
@@ -60,7 +75,8 @@ def fuzzy_normalize(text: str) -> str:
     """
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = _TRAILING_SPACE.sub("", text)
+    if _has_trailing_space(text):
+        text = "\n".join(line.rstrip(_TRAILING_SPACE) for line in text.split("\n"))
     if not text.isascii():
         text = text.translate(_FUZZY_CHARS)
     return text

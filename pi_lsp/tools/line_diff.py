@@ -13,6 +13,7 @@ by one insertion (a correct, not minimal, diff), so nothing is quadratic.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 MAX_EDIT_DISTANCE = 400
 """Above this many line insertions plus removals the Myers search stops (see the module doc)."""
@@ -26,10 +27,15 @@ class Part:
     kind: str
     text: str
 
+    @cached_property
+    def newlines(self) -> int:
+        """Number of ``\\n`` in the run (computed once)."""
+        return self.text.count("\n")
+
     def line_count(self) -> int:
         """Number of lines in the run."""
         text = self.text
-        return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        return self.newlines + (1 if text and not text.endswith("\n") else 0)
 
     def lines(self) -> list[str]:
         """Every line of the run, without its ``\\n``."""
@@ -91,21 +97,30 @@ def _join(tokens: list[str]) -> str:
 
 
 def _snake(old: list[str], new: list[str], x: int, y: int) -> int:
-    """How many tokens are equal from ``old[x]``/``new[y]`` on (galloping, then binary search)."""
+    """How many tokens are equal from ``old[x]``/``new[y]`` on.
+
+    Galloping: chunks of doubling size are compared as list slices (C speed), each token once,
+    then the last chunk is bisected; about three comparisons per equal token in all.
+    """
     n = min(len(old) - x, len(new) - y)
     if n == 0 or old[x] != new[y]:
         return 0
-    good, step = 1, 2
-    while step <= n and old[x:x + step] == new[y:y + step]:
-        good, step = step, step * 2
-    hi = min(step, n + 1)  # old[x:x+hi] != new[y:y+hi] (or hi > n)
-    while hi - good > 1:
-        mid = (good + hi) // 2
-        if old[x:x + mid] == new[y:y + mid]:
-            good = mid
+    good, step = 1, 1
+    while good < n:
+        step = min(step * 2, n - good)
+        if old[x + good : x + good + step] != new[y + good : y + good + step]:
+            break
+        good += step
+    else:
+        return good
+    lo, hi = good, good + step  # tokens before lo are equal; some token before hi differs
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if old[x + lo : x + mid] == new[y + lo : y + mid]:
+            lo = mid
         else:
             hi = mid
-    return good
+    return lo
 
 
 def _myers(old: list[str], new: list[str]) -> list[tuple[str, int]] | None:
@@ -171,10 +186,12 @@ def diff_lines(old: str, new: str) -> list[Part]:
     prefix = _common_prefix(old, new)
     if prefix < len(old) or prefix < len(new):
         prefix = old.rfind("\n", 0, prefix) + 1
+    suffix = _suffix_with_margin(old, new, prefix)
     parts: list[Part] = []
     if prefix:
         parts.append(Part(" ", old[:prefix]))
-    old_tokens, new_tokens = _tokens(old[prefix:]), _tokens(new[prefix:])
+    old_tokens = _tokens(old[prefix : len(old) - suffix])
+    new_tokens = _tokens(new[prefix : len(new) - suffix])
     runs = _myers(old_tokens, new_tokens)
     if runs is None:
         runs = _replace_all(old_tokens, new_tokens)
@@ -191,7 +208,43 @@ def diff_lines(old: str, new: str) -> list[Part]:
             if kind == " ":
                 y += count
         _append(parts, Part(kind, text))
+    if suffix:
+        _append(parts, Part(" ", old[len(old) - suffix :]))
     return parts
+
+
+def _suffix_with_margin(old: str, new: str, prefix: int) -> int:
+    """Length of the common tail (whole lines, after ``prefix``) left out of the Myers search.
+
+    A margin of unchanged lines (twice the changed region's lines, plus 16) stays in the search,
+    so Myers can still slide a change down through repeated lines as jsdiff would; only a change
+    inside a run of repeated lines longer than the margin can come out placed differently.
+    """
+    limit = min(len(old), len(new)) - prefix
+    lo, hi = 0, limit
+    la, lb = len(old), len(new)
+    while lo < hi:  # largest n with equal last n characters
+        mid = (lo + hi + 1) // 2
+        if old[la - mid : la - lo] == new[lb - mid : lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    suffix = lo
+    if suffix == 0:
+        return 0
+    cut_old, cut_new = la - suffix, lb - suffix
+    if not all(cut == prefix or text[cut - 1] == "\n" for cut, text in ((cut_old, old), (cut_new, new))):
+        nl = old.find("\n", cut_old)
+        if nl < 0:
+            return 0
+        cut_old = nl + 1
+    changed = max(old.count("\n", prefix, cut_old), new.count("\n", prefix, lb - (la - cut_old)))
+    for _ in range(2 * changed + 16):
+        nl = old.find("\n", cut_old)
+        if nl < 0:
+            return 0
+        cut_old = nl + 1
+    return la - cut_old
 
 
 def _replace_all(old: list[str], new: list[str]) -> list[tuple[str, int]]:

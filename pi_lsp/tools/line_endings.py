@@ -87,7 +87,7 @@ class LineEndingView:
     def __post_init__(self) -> None:
         self.lf = to_lf(self.original)
         crlf_at: list[int] = []
-        if "\r\n" in self.original:
+        if "\r" in self.original:
             # the k-th CRLF (0-based) at original index i becomes "\n" at LF index i - k
             for k, match in enumerate(re.finditer("\r\n", self.original)):
                 crlf_at.append(match.start() - k)
