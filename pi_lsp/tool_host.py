@@ -17,11 +17,7 @@ from pathlib import Path
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
-
-try:  # the editor file access lands with the edit path (helper F); until then, disk only
-    from pi_lsp.editor.file_access import EditorFileAccess
-except ModuleNotFoundError:  # pragma: no cover - transitional
-    EditorFileAccess = None  # type: ignore[assignment,misc]
+from pi_lsp.editor.file_access import EditorFileAccess
 from pi_lsp.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
@@ -52,11 +48,7 @@ class ToolHost:
         self.temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-"))
         self.processes = ProcessRegistry()
         self.editor_settings = _editor_settings(settings)
-        if EditorFileAccess is None:  # pragma: no cover - transitional
-            logger.warning("pi_lsp.editor.file_access is missing: files are read and written on disk")
-            self.files = LocalFileAccess()
-        else:
-            self.files = EditorFileAccess(self.store, connection, self.editor_settings, LocalFileAccess())
+        self.files = EditorFileAccess(self.store, connection, self.editor_settings, LocalFileAccess())
         cwd = Path(folders[0]) if folders else Path.cwd()
         self.env = ToolEnvironment(
             cwd=cwd,
@@ -126,7 +118,6 @@ def _editor_settings(settings: Settings) -> EditorSettings:
     )
 
 
-def _set_editor_settings(files: object, settings: EditorSettings) -> None:
+def _set_editor_settings(files: EditorFileAccess, settings: EditorSettings) -> None:
     # EditorSettings is frozen: the file access holds one instance; swap it.
-    if hasattr(files, "settings"):
-        files.settings = settings
+    files.settings = settings
