@@ -55,25 +55,22 @@ def file_url_to_path(url: str) -> str:
 
     The host must be empty or ``localhost``; percent-escapes are decoded (``%20`` is a space), but
     an encoded ``/`` (``%2F``) is refused because it cannot be part of a file name. Query and
-    fragment are dropped. Raises :class:`InvalidPathError` with a model-facing message otherwise.
+    fragment are dropped. Raises :class:`InvalidPathError` with Node's message otherwise
+    (``File URL host must be "localhost" or empty on linux``).
     Plain paths never come here, so a file literally named ``a%2Fb`` keeps its name.
     """
     try:
         parts = urlsplit(url)
     except ValueError as exc:
-        raise InvalidPathError(f"Invalid file URL: {url} ({exc})") from exc
+        raise InvalidPathError(f"Invalid URL: {url}") from exc
     if parts.scheme.lower() != "file":
-        raise InvalidPathError(f"Invalid file URL: {url} (the scheme must be file)")
+        raise InvalidPathError("The URL must be of scheme file")
     if parts.netloc not in ("", "localhost"):
-        raise InvalidPathError(
-            f'Invalid file URL: {url} (the host must be "localhost" or empty on this platform)'
-        )
+        raise InvalidPathError('File URL host must be "localhost" or empty on linux')
     if not parts.path.startswith("/"):
-        raise InvalidPathError(f"Invalid file URL: {url} (the path must be absolute)")
+        raise InvalidPathError("File URL path must be absolute")
     if re.search("%2f", parts.path, re.IGNORECASE):
-        raise InvalidPathError(
-            f"Invalid file URL: {url} (the path must not include encoded / characters)"
-        )
+        raise InvalidPathError("File URL path must not include encoded / characters")
     return unquote(parts.path, errors="surrogateescape")
 
 
