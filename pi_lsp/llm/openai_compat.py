@@ -144,40 +144,6 @@ class OpenAICompatProvider:
         """Stream one assistant message (see the module docstring); never raises for failures."""
         return self._stream(context, cancel)
 
-    async def _stream(
-        self, context: LlmContext, cancel: asyncio.Event | None
-    ) -> AsyncIterator[StreamEvent]:
-        assembler = ChunkAssembler(provider=self.provider_name, model=self.settings.model)
-        watch = _CancelWatch(cancel)
-        failure: str | None = None
-        aborted = False
-        events = self._request(context, assembler, watch)
-        try:
-            async for event in events:
-                yield event
-        except _Aborted:
-            aborted = True
-        except _Failed as exc:
-            failure = str(exc.args[0])
-        except httpx.TransportError as exc:
-            failure = _transport_text(exc, self.url, self.settings)
-            failure += f"; the stream was cut ({assembler.received_summary()})"
-        except Exception as exc:  # a bug here must still end the stream with a message
-            log.exception("provider stream failed")
-            failure = f"Provider error: {type(exc).__name__}: {exc}"
-        finally:
-            await events.aclose()
-            watch.close()
-        message, ends = assembler.finish()
-        if aborted or watch.is_set:
-            message.stop_reason, message.error_message = "aborted", ABORTED_TEXT
-        elif failure is not None:
-            message.stop_reason, message.error_message = "error", failure
-        else:
-            for end in ends:
-                yield end
-        yield DoneEvent(message)
-
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "text/event-stream"}
         name = self.settings.api_key_env
@@ -254,46 +220,71 @@ class OpenAICompatProvider:
                 break
         return bytes(data)
 
-    async def _request(
-        self, context: LlmContext, assembler: ChunkAssembler, watch: _CancelWatch
+    async def _stream(
+        self, context: LlmContext, cancel: asyncio.Event | None
     ) -> AsyncIterator[StreamEvent]:
-        body = build_request_body(context, self.settings)
-        response = await self._open(body, watch)
+        # one generator level on purpose: every extra async-generator hop costs ~1 us per event
+        assembler = ChunkAssembler(provider=self.provider_name, model=self.settings.model)
+        watch = _CancelWatch(cancel)
+        failure: str | None = None
+        aborted = False
+        response: httpx.Response | None = None
         try:
+            response = await self._open(build_request_body(context, self.settings), watch)
             yield StartEvent()
-            content_type = response.headers.get("content-type", "")
-            if "application/json" in content_type:
+            if "application/json" in response.headers.get("content-type", ""):
                 # a server that ignored stream:true answers with one completion object
                 raw = await watch.run(response.aread())
                 for event in assembler.add(_json_or_fail(raw.decode("utf-8", "replace"))):
                     yield event
-                return
-            decoder = SseDecoder()
-            done = False
-            chunks = response.aiter_bytes()
-            run = watch.run
-            while not done:
-                try:
-                    chunk = await run(chunks.__anext__()) if watch.cancel else await chunks.__anext__()
-                except StopAsyncIteration:
-                    break
-                if watch.is_set:
-                    raise _Aborted
-                for data in decoder.feed(chunk):
-                    if data == "[DONE]":
-                        done = True
+            else:
+                decoder = SseDecoder()
+                done = False
+                chunks = response.aiter_bytes()
+                run = watch.run if watch.cancel is not None else None
+                while not done:
+                    try:
+                        chunk = await (run(chunks.__anext__()) if run else chunks.__anext__())
+                    except StopAsyncIteration:
                         break
-                    for event in assembler.add(_json_or_fail(data)):
-                        yield event
-                    if assembler.server_error is not None:
-                        raise _Failed(f"Server error: {assembler.server_error}")
-            if not done and not assembler.complete:
-                raise _Failed(
-                    "The stream ended before the response was complete "
-                    f"({assembler.received_summary()})"
-                )
+                    if watch.is_set:
+                        raise _Aborted
+                    for data in decoder.feed(chunk):
+                        if data == "[DONE]":
+                            done = True
+                            break
+                        for event in assembler.add(_json_or_fail(data)):
+                            yield event
+                        if assembler.server_error is not None:
+                            raise _Failed(f"Server error: {assembler.server_error}")
+                if not done and not assembler.complete:
+                    raise _Failed(
+                        "The stream ended before the response was complete "
+                        f"({assembler.received_summary()})"
+                    )
+        except _Aborted:
+            aborted = True
+        except _Failed as exc:
+            failure = str(exc.args[0])
+        except httpx.TransportError as exc:
+            failure = _transport_text(exc, self.url, self.settings)
+            failure += f"; the stream was cut ({assembler.received_summary()})"
+        except Exception as exc:  # a bug here must still end the stream with a message
+            log.exception("provider stream failed")
+            failure = f"Provider error: {type(exc).__name__}: {exc}"
         finally:
-            await response.aclose()
+            if response is not None:
+                await response.aclose()
+            watch.close()
+        message, ends = assembler.finish()
+        if aborted or watch.is_set:
+            message.stop_reason, message.error_message = "aborted", ABORTED_TEXT
+        elif failure is not None:
+            message.stop_reason, message.error_message = "error", failure
+        else:
+            for end in ends:
+                yield end
+        yield DoneEvent(message)
 
 
 def _json_or_fail(data: str) -> Any:

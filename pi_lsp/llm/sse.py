@@ -11,7 +11,10 @@ so a multi-byte character split across reads is decoded correctly.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+
+_LINE_BREAK = re.compile("\r\n|\r|\n")
 
 
 class SseDecoder:
@@ -40,47 +43,64 @@ class SseDecoder:
         buffer = self._buffer + chunk if self._buffer else chunk
         if not buffer:
             return []
-        lines = buffer.splitlines(keepends=True)
-        last = lines[-1]
-        # keep an unterminated last line, and a last line ending in CR (its LF may follow)
-        if not last.endswith(b"\n"):
-            self._buffer = lines.pop()
-        else:
-            self._buffer = b""
-        return self._lines(lines)
+        if not self._has_data and b"\r" not in buffer:
+            # fast path (LF-only streams): split at the last blank line, one decode per read
+            cut = buffer.rfind(b"\n\n")
+            if cut < 0:
+                self._buffer = buffer
+                return []
+            self._buffer = buffer[cut + 2 :]
+            events: list[str] = []
+            for block in buffer[:cut].decode("utf-8", "replace").split("\n\n"):
+                if block.startswith("data: ") and "\n" not in block:
+                    events.append(block[6:])
+                elif block:
+                    events.extend(self._lines(block.split("\n") + [""]))
+            return events
+        # hold a final CR back: the LF of a CRLF may arrive with the next read
+        limit = len(buffer) - 1 if buffer.endswith(b"\r") else len(buffer)
+        end = max(buffer.rfind(b"\n", 0, limit), buffer.rfind(b"\r", 0, limit))
+        if end < 0:
+            self._buffer = buffer
+            return []
+        self._buffer = buffer[end + 1 :]
+        text = buffer[: end + 1].decode("utf-8", "replace")
+        return self._lines(_LINE_BREAK.split(text)[:-1])
 
     def close(self, *, dispatch_incomplete: bool = False) -> list[str]:
         """End of body: process a held trailing line; see the class docstring."""
         events: list[str] = []
         if self._buffer:
             held, self._buffer = self._buffer, b""
-            if held.endswith(b"\r"):
-                events = self._lines([held])
+            text = held.decode("utf-8", "replace")
+            lines = _LINE_BREAK.split(text)
+            if text.endswith(("\r", "\n")):
+                events = self._lines(lines[:-1])
             elif dispatch_incomplete:
-                events = self._lines([held + b"\n"])
+                events = self._lines(lines)
             else:
-                self._buffer = held
+                events = self._lines(lines[:-1])
+                self._buffer = lines[-1].encode("utf-8")
         if dispatch_incomplete and self._has_data:
             events.append("\n".join(self._data))
             self._data, self._has_data = [], False
         return events
 
-    def _lines(self, lines: list[bytes]) -> list[str]:
+    def _lines(self, lines: list[str]) -> list[str]:
+        """Apply complete lines (without their line breaks); ``""`` is a blank line."""
         events: list[str] = []
         data = self._data
-        for raw in lines:
-            line = raw.rstrip(b"\r\n")
+        for line in lines:
             if not line:
                 if self._has_data:
-                    events.append("\n".join(data) if len(data) > 1 else data[0])
+                    events.append("\n".join(data))
                     data = []
                     self._has_data = False
                 continue
-            if line.startswith(b"data:"):
-                value = line[6:] if line[5:6] == b" " else line[5:]
-                data.append(value.decode("utf-8", "replace"))
+            if line.startswith("data:"):
+                data.append(line[6:] if line[5:6] == " " else line[5:])
                 self._has_data = True
-            elif line == b"data":
+            elif line == "data":
                 data.append("")
                 self._has_data = True
             # comments (":..."), event/id/retry and unknown fields are ignored
