@@ -210,6 +210,8 @@ class ProcessRegistry:
         Adopted members that became our zombies are reaped.
         """
         grace = self.kill_grace_seconds if grace is None else grace
+        if pgid == os.getpgrp():
+            return False  # never signal our own group
         self._note(group_members(pgid), leader=pgid)
         _signal_group(pgid, signal.SIGTERM)
         _signal_group(pgid, signal.SIGCONT)  # a stopped process only sees SIGTERM once continued
@@ -239,8 +241,9 @@ class ProcessRegistry:
     # -- ending everything ----------------------------------------------------------------------
 
     def _targets(self, include_children: bool) -> tuple[set[int], set[int]]:
-        groups = set(self._groups)
+        groups = set(self._groups) - {os.getpgrp()}  # never our own group
         pids = set(self.tagged_pids())
+        pids.discard(os.getpid())
         if include_children:
             me = os.getpid()
             pids.update(p.pid for p in iter_processes() if p.ppid == me and p.state != "Z")
