@@ -1,0 +1,238 @@
+"""One edit through the editor: apply, verify, save (design.md section 4 steps 2 to 6).
+
+:func:`run_editor_edit` computes minimal ``TextEdit``\\ s, sends ``workspace/applyEdit`` with a
+``label``, waits for the ``didChange`` that shows the change (open documents), and asks the editor
+to save (``pi/saveDocuments``) when it can and the buffer was clean before the edit. The whole
+apply-verify-save section is shielded from cancellation: a cancel waits for it and then reports
+what happened (design.md section 2, "Cancellation").
+
+Outcomes, as the model reads them (notices are whole bracketed lines):
+
+* ``applied: false`` or a JSON-RPC error reply: :class:`ToolError` with the editor's reason;
+  nothing is written instead (style.md: no capability-gated fallback to disk after a refusal);
+* no reply within ``apply_timeout_seconds``: :class:`ToolError` saying the editor may still apply
+  it and the file must be read again before retrying;
+* the buffer shows the change: success; with other changes too (the user typed): a warning;
+* ``didChange``\\ s arrived but none shows the change: :class:`ToolError`;
+* no ``didChange`` at all: success with ``applied by the editor, not yet confirmed``;
+* a skipped or impossible save: a notice, never an error; saved bytes that differ from the
+  expected ones (a formatter, EOL normalisation): a notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol.types import (
+    ApplyWorkspaceEditParams,
+    ApplyWorkspaceEditResult,
+    OptionalVersionedTextDocumentIdentifier,
+    TextDocumentEdit,
+    TextEdit,
+    WorkspaceEdit,
+)
+
+from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolError
+from pi_lsp.editor.connection import EditorConnection, EditorRequestError, EditorSettings
+from pi_lsp.editor.documents import UTF8_BOM, Document, DocumentStore, WaitOutcome, Waiter, read_disk
+from pi_lsp.editor.text_edits import edit_spans, minimal_text_edits
+from pi_lsp.tools.files import WriteReport
+
+CONTEXT = 40
+"""Code points of unchanged text on each side of a change that must surround it in the buffer."""
+
+NOT_CONFIRMED = "[Edit applied by the editor, not yet confirmed.]"
+OTHER_CHANGES = (
+    "[Warning: the editor's buffer also has other changes made meanwhile (the user is typing); "
+    "read the file again before the next edit.]"
+)
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """Everything one editor edit needs.
+
+    Attributes:
+        path: the path as resolved from the model's string (for messages).
+        real_path: the resolved real path (store key).
+        uri: the document URI to edit (the open document's, or the real path's ``file:`` URI).
+        old: the text the edit is computed against (buffer, or disk text without BOM).
+        new: the wanted text (no BOM).
+        version: the store's version of the open document; ``None`` for an unopened file.
+        is_open: the editor has the document open (verification by ``didChange``).
+        clean_before: the buffer had no unsaved changes (an unopened file counts as clean).
+        has_bom: the file on disk has a UTF-8 BOM (the editor keeps it when saving).
+        label: the ``workspace/applyEdit`` label (``pi: edit src/a.py``).
+    """
+
+    path: Path
+    real_path: Path
+    uri: str
+    old: str
+    new: str
+    version: int | None
+    is_open: bool
+    clean_before: bool
+    has_bom: bool
+    label: str
+
+
+def contains_change(old: str, new: str):
+    """A predicate: does a buffer text contain the change ``old`` -> ``new``?
+
+    True when the buffer equals ``new``, or when every changed hunk, with up to :data:`CONTEXT`
+    code points of ``new`` around it, occurs in the buffer more often than in ``old`` (the
+    change is there even though the user typed elsewhere).
+    """
+    windows = [new[max(0, ns - CONTEXT) : ne + CONTEXT] for _, _, ns, ne in edit_spans(old, new)]
+    baseline = [old.count(window) for window in windows]
+
+    def predicate(document: Document) -> bool:
+        text = document.text
+        if text == new:
+            return True
+        if text == old:
+            return False
+        return all(text.count(window) > before for window, before in zip(windows, baseline))
+
+    return predicate
+
+
+def build_params(request: EditRequest, edits: list[TextEdit], versioned: bool) -> ApplyWorkspaceEditParams:
+    """``workspace/applyEdit`` params: a versioned ``TextDocumentEdit`` or the ``changes`` map."""
+    if versioned:
+        identifier = OptionalVersionedTextDocumentIdentifier(uri=request.uri, version=request.version)
+        edit = WorkspaceEdit(document_changes=[TextDocumentEdit(text_document=identifier, edits=edits)])
+    else:
+        edit = WorkspaceEdit(changes={request.uri: edits})
+    return ApplyWorkspaceEditParams(edit=edit, label=request.label)
+
+
+async def run_editor_edit(
+    request: EditRequest, store: DocumentStore, connection: EditorConnection, settings: EditorSettings
+) -> WriteReport:
+    """Apply, verify and save one edit (see the module docstring); shielded from cancellation.
+
+    Raises :class:`ToolError` for refusals, timeouts and failed verification; on a cancel that
+    arrives meanwhile, waits for the section and raises ``ToolError`` starting with
+    ``Operation aborted`` that says whether the edit was applied.
+    """
+    features = connection.features
+    edits = minimal_text_edits(request.old, request.new, features.position_encoding)
+    if not edits:
+        return WriteReport(via="editor")
+    params = build_params(request, edits, features.versioned_edits)
+    waiter = store.expect_change(request.real_path, contains_change(request.old, request.new)) if request.is_open else None
+    section = asyncio.ensure_future(_apply_verify_save(request, params, waiter, connection, settings))
+    try:
+        return await asyncio.shield(section)
+    except asyncio.CancelledError:
+        try:
+            report = await section
+        except ToolError as exc:
+            raise ToolError(f"{ABORTED_MESSAGE}. The edit was not applied: {exc.message}") from None
+        notices = " ".join(report.notices)
+        raise ToolError(f"{ABORTED_MESSAGE} after the editor applied the edit of {request.path}. {notices}".strip()) from None
+
+
+async def _apply_verify_save(
+    request: EditRequest,
+    params: ApplyWorkspaceEditParams,
+    waiter: Waiter | None,
+    connection: EditorConnection,
+    settings: EditorSettings,
+) -> WriteReport:
+    notices: list[str] = []
+    try:
+        await _apply(request, params, connection, settings)
+    except BaseException:
+        if waiter is not None:
+            waiter.cancel()
+        raise
+    version = None
+    if waiter is not None:
+        outcome = await waiter.wait(settings.verify_timeout_seconds)
+        if outcome.outcome is WaitOutcome.ABSENT:
+            raise ToolError(
+                f"The editor reported the edit of {request.path} applied but the buffer does not contain it. "
+                "Read the file again before retrying."
+            )
+        if outcome.outcome is WaitOutcome.NO_CHANGE:
+            notices.append(NOT_CONFIRMED)
+        else:
+            version = outcome.version
+            if outcome.text != request.new:
+                notices.append(OTHER_CHANGES)
+    notices.extend(await _save(request, version, waiter is not None, connection, settings))
+    return WriteReport(via="editor", notices=notices)
+
+
+async def _apply(
+    request: EditRequest, params: ApplyWorkspaceEditParams, connection: EditorConnection, settings: EditorSettings
+) -> ApplyWorkspaceEditResult:
+    """Send the edit; every failure (no reply, error reply, ``applied: false``) is a ToolError."""
+    try:
+        result = await asyncio.wait_for(connection.apply_edit(params), settings.apply_timeout_seconds)
+    except TimeoutError:
+        raise ToolError(
+            f"The editor did not answer the edit of {request.path} within {settings.apply_timeout_seconds:g} s. "
+            "It may still apply it: read the file again before retrying."
+        ) from None
+    except EditorRequestError as exc:
+        raise ToolError(f"The editor refused the edit of {request.path}: {exc.message}. Nothing was written.") from None
+    except ConnectionError as exc:
+        raise ToolError(f"The edit of {request.path} could not be sent to the editor: {exc}. Nothing was written.") from None
+    if not getattr(result, "applied", False):
+        reason = getattr(result, "failure_reason", None) or "no reason given"
+        raise ToolError(f"The editor did not apply the edit to {request.path}: {reason}. Nothing was written.")
+    return result
+
+
+async def _save(
+    request: EditRequest,
+    version: int | None,
+    confirmed_needed: bool,
+    connection: EditorConnection,
+    settings: EditorSettings,
+) -> list[str]:
+    """Design.md section 4 step 6; returns the notices (a save problem is never an error)."""
+    features = connection.features
+    if not request.clean_before:
+        return [f"[Not saved: the editor's buffer of {request.path} had unsaved changes by the user; it stays unsaved.]"]
+    if not features.save_documents:
+        return [f"[Applied in the editor and not saved: {request.path} on disk is unchanged until the editor saves it.]"]
+    if confirmed_needed and version is None:
+        return [f"[Not saved: the editor has not confirmed the edit of {request.path} yet.]"]
+    try:
+        reply = await asyncio.wait_for(
+            connection.save_documents([{"uri": request.uri, "version": version}]), settings.apply_timeout_seconds
+        )
+    except TimeoutError:
+        return [f"[Not saved: the editor did not answer the save of {request.path} in time.]"]
+    except (EditorRequestError, ConnectionError) as exc:
+        return [f"[Not saved: the editor failed to save {request.path}: {exc}.]"]
+    saved = reply.get("saved") if isinstance(reply, dict) else None
+    skipped = reply.get("skipped") if isinstance(reply, dict) else None
+    if isinstance(saved, list) and request.uri in saved:
+        return await _check_saved_bytes(request)
+    for item in skipped if isinstance(skipped, list) else []:
+        if isinstance(item, dict) and item.get("uri") == request.uri:
+            reason = item.get("reason") or "no reason given"
+            return [f"[Not saved: {reason}. The change is in the editor's buffer of {request.path} only.]"]
+    return [f"[Not saved: the editor did not report saving {request.path}; the change is in its buffer only.]"]
+
+
+async def _check_saved_bytes(request: EditRequest) -> list[str]:
+    """Compare the disk after a save with the expected bytes (design.md section 4 step 6)."""
+    disk = await asyncio.to_thread(read_disk, request.real_path)
+    expected = (UTF8_BOM if request.has_bom else b"") + request.new.encode("utf-8", "surrogatepass")
+    if disk is None:
+        return [f"[Saved by the editor, but {request.path} could not be read back from disk.]"]
+    if disk[0] != expected:
+        return [
+            f"[Saved, but the bytes on disk differ from the expected ones: the editor changed {request.path} "
+            "when saving (a formatter, line endings or the final newline). Read it again before the next edit.]"
+        ]
+    return []

@@ -1,0 +1,251 @@
+"""``EditorFileAccess``: the ``FileAccess`` seam when an editor is connected (design.md 3 and 4).
+
+Reads return the editor's buffer for files it holds; writes become ``workspace/applyEdit`` so the
+editor owns the change, its undo history and the user's unsaved work. Which way a call goes
+depends on the file's state (design.md section 3 table):
+
+============================  ========================  ======================================
+state                         read                      edit / write
+============================  ========================  ======================================
+not open                      disk                      ``pi.edit.route``: disk, or editor + save
+open, clean                   buffer                    editor (+ ``pi/saveDocuments``)
+open, clean, disk newer       disk                      disk, then ``pi/reloadDocuments`` (or a notice)
+open, dirty                   buffer + unsaved notice   editor, unsaved (write: only if read)
+open, dirty, disk newer       buffer + unsaved notice   error: conflict
+============================  ========================  ======================================
+
+A client without ``workspace.applyEdit`` gets everything on disk (Pi's behaviour). The editor
+route itself (apply, verify, save; design.md section 4 steps 3 to 6) lives in
+:mod:`pi_lsp.editor.edit_session`. Notices are whole bracketed lines appended to the tool result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import os
+from pathlib import Path
+
+from pygls.uris import from_fs_path
+
+from pi_lsp.agent.tool import ToolContext, ToolError
+from pi_lsp.editor.connection import EditorConnection, EditorSettings
+from pi_lsp.editor.documents import Document, DocumentStore, decode_disk_text, read_disk
+from pi_lsp.editor.edit_session import EditRequest, run_editor_edit
+from pi_lsp.tools.files import FileAccess, FileSnapshot, WriteReport
+
+UNSAVED_NOTICE = "[Unsaved changes in the editor: this is the editor's buffer, not the file on disk.]"
+"""Appended to a read of a dirty buffer (design.md section 3)."""
+
+
+class DocState(enum.Enum):
+    """The rows of design.md section 3's table."""
+
+    NOT_OPEN = "not open"
+    CLEAN = "open, clean"
+    CLEAN_DISK_NEWER = "open, clean, disk newer"
+    DIRTY = "open, dirty"
+    DIRTY_DISK_NEWER = "open, dirty, disk newer"
+
+
+def has_mixed_or_cr_line_endings(text: str) -> bool:
+    """True for CR-only line endings or a mix of kinds (design.md section 4 step 8)."""
+    crlf = text.count("\r\n")
+    lone_cr = text.count("\r") - crlf
+    lone_lf = text.count("\n") - crlf
+    return lone_cr > 0 or (crlf > 0 and lone_lf > 0)
+
+
+class EditorFileAccess:
+    """:class:`~pi_lsp.tools.files.FileAccess` through the editor (see the module docstring).
+
+    Args:
+        store: the daemon's open documents.
+        connection: the editor (``features`` decide what it can do).
+        settings: ``pi.edit.*`` (route, apply and verify timeouts). Replace the attribute when
+            the settings change; each call reads it once.
+        disk: the filesystem access (``LocalFileAccess()``) for everything not done in the editor.
+
+    Errors: ``OSError`` from the disk, :class:`~pi_lsp.agent.tool.ToolError` for editor refusals,
+    timeouts, conflicts and verification failures; a refused edit is never written to disk instead.
+    """
+
+    def __init__(
+        self,
+        store: DocumentStore,
+        connection: EditorConnection,
+        settings: EditorSettings,
+        disk: FileAccess,
+    ) -> None:
+        self.store = store
+        self.connection = connection
+        self.settings = settings
+        self.disk = disk
+        self._seen: dict[tuple[str, Path], int | None] = {}
+
+    # -- state --------------------------------------------------------------------------------
+
+    def _document(self, path: Path) -> Document | None:
+        """The open document of ``path`` when the editor route is possible at all."""
+        if not self.connection.features.apply_edit:
+            return None
+        return self.store.get(path)
+
+    async def state_of(self, path: Path) -> tuple[DocState, Document | None]:
+        """The design.md section 3 row of ``path`` (checking the disk fingerprint in a thread)."""
+        document = self._document(path)
+        if document is None:
+            return DocState.NOT_OPEN, None
+        dirty = document.dirty
+        newer = await asyncio.to_thread(lambda: document.disk_newer)
+        if dirty:
+            return (DocState.DIRTY_DISK_NEWER if newer else DocState.DIRTY), document
+        return (DocState.CLEAN_DISK_NEWER if newer else DocState.CLEAN), document
+
+    # -- FileAccess ---------------------------------------------------------------------------
+
+    async def access(self, path: Path, *, write: bool = False) -> None:
+        """An open buffer always exists; otherwise Node's ``fs.access`` on disk (``OSError``)."""
+        if self._document(path) is not None:
+            return
+        await self.disk.access(path, write=write)
+
+    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+        """The buffer (with the file's BOM, UTF-8 bytes) or the disk, per the state table.
+
+        A dirty buffer carries :data:`UNSAVED_NOTICE`. The buffer version read is remembered for
+        ``ctx.session_id`` (a later ``write`` to a dirty buffer needs it).
+        """
+        state, document = await self.state_of(path)
+        if document is None or state is DocState.CLEAN_DISK_NEWER:
+            return await self.disk.read(path, ctx)
+        bom = b"\xef\xbb\xbf" if document.has_bom else b""
+        data = bom + document.text.encode("utf-8", "surrogatepass")
+        notices = (UNSAVED_NOTICE,) if document.dirty else ()
+        self._seen[(ctx.session_id if ctx else "external", Path(os.path.realpath(path)))] = document.version
+        return FileSnapshot(
+            path=path,
+            real_path=Path(os.path.realpath(path)),
+            data=data,
+            source="buffer",
+            version=document.version,
+            notices=notices,
+        )
+
+    async def write(
+        self,
+        path: Path,
+        data: bytes,
+        *,
+        previous: FileSnapshot | None,
+        label: str,
+        ctx: ToolContext | None = None,
+    ) -> WriteReport:
+        """Replace ``path``'s content with ``data`` through the editor or on disk (see the table)."""
+        if not self.connection.features.apply_edit:
+            report = await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
+            await self._reload(self.store.get(path), report)
+            return report
+        state, document = await self.state_of(path)
+        if document is None:
+            return await self._write_unopened(path, data, previous, label, ctx)
+        if state is DocState.DIRTY_DISK_NEWER:
+            raise ToolError(
+                f"Conflict: {path} has unsaved changes in the editor and the file on disk changed too. "
+                "Nothing was written; the user must save or revert it in the editor first."
+            )
+        if state is DocState.CLEAN_DISK_NEWER:
+            report = await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
+            await self._reload(document, report)
+            return report
+        session = ctx.session_id if ctx else "external"
+        if previous is None and state is DocState.DIRTY:
+            if self._seen.get((session, document.real_path)) != document.version:
+                raise ToolError(
+                    f"{path} has unsaved changes in the editor that you have not seen. "
+                    "Read the file first (you will get the editor's buffer), then write it again."
+                )
+        if previous is not None and _text_of(previous.data) != document.text:
+            raise ToolError(
+                f"The editor's buffer of {path} changed while the edit was being prepared. "
+                "Nothing was written; read the file again and retry."
+            )
+        new = _text_of(data)
+        if new is None:
+            raise ToolError(f"Could not put {path} in the editor's buffer: the new content is not valid UTF-8.")
+        request = EditRequest(
+            path=path,
+            real_path=document.real_path or Path(os.path.realpath(path)),
+            uri=document.uri,
+            old=document.text,
+            new=new,
+            version=document.version,
+            is_open=True,
+            clean_before=state is DocState.CLEAN,
+            has_bom=document.has_bom,
+            label=label,
+        )
+        return await run_editor_edit(request, self.store, self.connection, self.settings)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    async def _write_unopened(
+        self, path: Path, data: bytes, previous: FileSnapshot | None, label: str, ctx: ToolContext | None
+    ) -> WriteReport:
+        """``pi.edit.route`` for a file the editor has not opened (design.md section 3)."""
+        features = self.connection.features
+        route = self.settings.route or (
+            "editor" if features.edit_closed_files and features.save_documents else "openDocuments"
+        )
+        if route != "editor":
+            return await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
+        real_path = Path(os.path.realpath(path))
+        disk = await asyncio.to_thread(read_disk, real_path)
+        decoded_old = decode_disk_text(disk[0]) if disk is not None else None
+        new = _text_of(data)
+        if (
+            decoded_old is None  # a new file (applyEdit cannot create one safely) or not UTF-8
+            or new is None
+            or (features.normalizes_line_endings and has_mixed_or_cr_line_endings(decoded_old[0]))
+        ):
+            return await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
+        request = EditRequest(
+            path=path,
+            real_path=real_path,
+            uri=from_fs_path(str(real_path)) or real_path.as_uri(),
+            old=decoded_old[0],
+            new=new,
+            version=None,
+            is_open=False,
+            clean_before=True,
+            has_bom=decoded_old[1],
+            label=label,
+        )
+        return await run_editor_edit(request, self.store, self.connection, self.settings)
+
+    async def _reload(self, document: Document | None, report: WriteReport) -> None:
+        """After a disk write to a file the editor holds: ``pi/reloadDocuments`` or a notice."""
+        if document is None:
+            return
+        if not self.connection.features.reload_documents:
+            report.notices.append(
+                "[Written to disk; the editor's buffer of this file is outdated until it reloads it.]"
+            )
+            return
+        try:
+            reply = await asyncio.wait_for(
+                self.connection.reload_documents([document.uri]), self.settings.apply_timeout_seconds
+            )
+        except Exception as exc:  # a failed reload never undoes the write; say so
+            report.notices.append(f"[Written to disk; the editor did not reload it: {exc or type(exc).__name__}.]")
+            return
+        for skipped in reply.get("skipped") or []:
+            if isinstance(skipped, dict) and skipped.get("uri") == document.uri:
+                reason = skipped.get("reason") or "no reason given"
+                report.notices.append(f"[Written to disk; the editor did not reload it: {reason}.]")
+
+
+def _text_of(data: bytes) -> str | None:
+    """Strict UTF-8 text of ``data`` without its BOM, ``None`` if not valid UTF-8."""
+    decoded = decode_disk_text(data)
+    return decoded[0] if decoded is not None else None
