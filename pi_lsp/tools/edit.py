@@ -161,8 +161,8 @@ class EditTool:
         try:
             snapshot = await files.read(absolute, ctx)
         except OSError as exc:
-            if os_error_code(exc) == "EISDIR":  # Node names no path for a read of a directory
-                exc = OSError(exc.errno, exc.strerror)
+            if os_error_code(exc) == "EISDIR":  # Node: the read of an opened directory, no path
+                raise ToolError(node_style_message(OSError(exc.errno, exc.strerror), "read")) from None
             raise ToolError(node_style_message(exc, "open")) from None
         try:
             has_bom, text = decode_text(snapshot.data)
