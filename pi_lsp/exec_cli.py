@@ -1,0 +1,263 @@
+"""``pi-lsp exec``: the headless tool pipeline on the filesystem, JSON Lines in and out (design.md section 5).
+
+Usage: ``pi-lsp exec [--cwd DIR] [--tools a,b|all] [--approvals allow|deny]``.
+
+Input (stdin), one JSON value per line, lines of any length (stdin is read in binary chunks):
+
+- ``{"toolCall": {"id", "name", "arguments"}}`` or a bare ``{"id", "name", "arguments"}``: answered
+  by one ToolResultMessage line ``{"role": "toolResult", "toolCallId", "toolName", "content",
+  "details"?, "isError", "timestamp"}`` (``timestamp`` in integer epoch milliseconds);
+- ``{"toolCalls": [...], "stopReason": ...}``: one batch (run as the calls of one assistant
+  message), answered by one ``{"results": [...]}`` line in source order.
+
+Lines run strictly one after another; only the calls of a batch run concurrently. Blank lines are
+skipped. A line that is not UTF-8 JSON or not a call is answered by an error result with
+``"toolCallId": null`` and ``"toolName": ""``, and the next line is served. A ``cwd`` key in a line
+is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``): every call runs in ``--cwd``. Each
+answer is flushed as soon as it is written.
+
+At end of input it finishes the running line, ends every process group the tools started (it is a
+child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
+(bash spill files) and exits 0. SIGINT/SIGTERM abort the running line (its calls still get their
+``Operation aborted`` results), then the same clean-up, exit status 130/143.
+
+``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
+every registered tool). ``--approvals`` is accepted for the policy layer (design.md section 8: exec
+has no one to ask, so the default is ``allow``); until the policy hooks exist both values run every
+call. This module imports no pygls, lsprotocol or httpx, so it starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from pi_lsp.agent.pipeline import ToolPipeline
+from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
+from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
+from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.processes import ProcessRegistry, become_child_subreaper
+
+READ_CHUNK_BYTES = 1 << 16
+NOT_A_CALL = (
+    'Invalid input line: expected {"toolCall": {"id", "name", "arguments"}}, a bare tool call '
+    '{"id", "name", "arguments"} or {"toolCalls": [...], "stopReason": ...}'
+)
+
+
+class BadLine(Exception):
+    """An input line (or one element of a batch) that cannot be run; the text is the error result,
+    which has ``"toolCallId": null`` and ``"toolName": ""`` (design.md section 5)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class LineReader:
+    """Lines of a binary stream, read in chunks by a daemon thread; no length limit.
+
+    :meth:`next` returns one line (bytes, without its ``\\n``) or ``None`` at end of input. A final
+    line without a newline counts.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._loop = loop
+        self._fd = fd
+        threading.Thread(target=self._pump, name="pi-lsp-exec-stdin", daemon=True).start()
+
+    def _pump(self) -> None:
+        parts: list[bytes] = []
+        try:
+            while chunk := os.read(self._fd, READ_CHUNK_BYTES):
+                start = 0
+                while (end := chunk.find(b"\n", start)) != -1:
+                    parts.append(chunk[start:end])
+                    self._put(b"".join(parts))
+                    parts = []
+                    start = end + 1
+                if start < len(chunk):
+                    parts.append(chunk[start:])
+        except OSError:
+            pass
+        if parts:
+            self._put(b"".join(parts))
+        self._put(None)
+
+    def _put(self, line: bytes | None) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, line)
+        except RuntimeError:  # the loop closed: nobody is reading any more
+            pass
+
+    async def next(self) -> bytes | None:
+        """The next line, or ``None`` once the input ended."""
+        return await self._queue.get()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_call(value: Any) -> ToolCall:
+    """A :class:`ToolCall` from ``{"id", "name", "arguments"?}``; raises :class:`BadLine`.
+
+    ``id`` is a string (an integer is taken as its text), ``name`` a non-empty string; a missing
+    ``arguments`` means ``{}``.
+    """
+    if not isinstance(value, dict):
+        raise BadLine(NOT_A_CALL)
+    raw_id = value.get("id")
+    if isinstance(raw_id, int) and not isinstance(raw_id, bool):
+        raw_id = str(raw_id)
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        raise BadLine('Invalid tool call: "name" must be a non-empty string')
+    if not isinstance(raw_id, str):
+        raise BadLine('Invalid tool call: "id" must be a string')
+    return ToolCall(id=raw_id, name=name, arguments=value.get("arguments", {}))
+
+
+def error_wire(bad: BadLine) -> dict[str, Any]:
+    """The error result for a bad line, with the explicit ``"toolCallId": null`` (``to_wire`` drops None)."""
+    message = ToolResultMessage(
+        tool_call_id=None, tool_name="", content=[TextContent(text=bad.message)], details={}, is_error=True
+    )
+    wire = to_wire(message)
+    return {"role": wire.pop("role"), "toolCallId": None, **wire}
+
+
+async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> dict[str, Any]:
+    """The output object for one non-blank input line (never raises for bad input)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return error_wire(BadLine(f"Invalid input line: not UTF-8 ({exc.reason} at byte {exc.start})"))
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        return error_wire(BadLine(f"Invalid input line: not JSON ({exc})"))
+    if isinstance(value, dict) and "toolCalls" in value:
+        return await answer_batch(pipeline, value, signal)
+    try:
+        call = parse_call(value.get("toolCall") if isinstance(value, dict) and "toolCall" in value else value)
+    except BadLine as bad:
+        return error_wire(bad)
+    return to_wire(await pipeline.execute(call, signal=signal))
+
+
+async def answer_batch(pipeline: ToolPipeline, value: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
+    """``{"results": [...]}`` for a batch line; malformed elements get error results in place."""
+    items = value["toolCalls"]
+    stop_reason = value.get("stopReason")
+    if not isinstance(items, list):
+        return error_wire(BadLine('Invalid input line: "toolCalls" must be an array'))
+    if stop_reason is not None and not isinstance(stop_reason, str):
+        return error_wire(BadLine('Invalid input line: "stopReason" must be a string'))
+    slots: list[ToolCall | BadLine] = []
+    for item in items:
+        try:
+            slots.append(parse_call(item))
+        except BadLine as bad:
+            slots.append(bad)
+    calls = [slot for slot in slots if isinstance(slot, ToolCall)]
+    ran = iter(await pipeline.execute_batch(calls, stop_reason=stop_reason, signal=signal))  # type: ignore[arg-type]
+    results = [error_wire(slot) if isinstance(slot, BadLine) else to_wire(next(ran)) for slot in slots]
+    return {"results": results}
+
+
+def write_line(out: BinaryIO, obj: dict[str, Any]) -> None:
+    """One JSON line, flushed (non-ASCII kept; escaped only where it cannot be UTF-8)."""
+    try:
+        data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes in the input
+        data = json.dumps(obj).encode("ascii")
+    out.write(data + b"\n")
+    out.flush()
+
+
+def _active_names(spec: str | None, known: list[str]) -> list[str]:
+    if spec is None:
+        return [name for name in DEFAULT_ACTIVE_TOOLS if name in known]
+    if spec.strip() == "all":
+        return list(known)
+    names = [name.strip() for name in spec.split(",") if name.strip()]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise SystemExit(f"pi-lsp exec: unknown tools: {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
+    """Serve stdin until it ends; returns the exit status."""
+    loop = asyncio.get_running_loop()
+    subreaper = become_child_subreaper()
+    temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-exec-"))
+    processes = ProcessRegistry()
+    stopped: list[int] = []
+    session = AbortSignal()
+
+    def stop(signum: int) -> None:
+        stopped.append(signum)
+        session.abort(f"signal {signum}")
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        env = ToolEnvironment(
+            cwd=cwd, files=LocalFileAccess(), temp_dir=temp_dir, workspace_folders=[cwd], processes=processes
+        )
+        tools = create_tools(env)
+        pipeline = ToolPipeline(tools, active=_active_names(tools_spec, [t.name for t in tools]))
+        pipeline.approvals = approvals  # type: ignore[attr-defined]  # read by the policy layer
+        reader = LineReader(loop, sys.stdin.fileno())
+        out = sys.stdout.buffer
+        while not session.aborted:
+            next_line = asyncio.ensure_future(reader.next())
+            await asyncio.wait({next_line, asyncio.ensure_future(session.wait())}, return_when=asyncio.FIRST_COMPLETED)
+            if not next_line.done():
+                next_line.cancel()
+                break
+            line = next_line.result()
+            if line is None:
+                break
+            if line.strip():
+                write_line(out, await answer(pipeline, line, session))
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await processes.end_all(include_children=subreaper)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    return 128 + stopped[0] if stopped else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``pi-lsp exec``; returns the exit status (2 for bad options)."""
+    parser = argparse.ArgumentParser(prog="pi-lsp exec", description="Run tool calls from JSON Lines on stdin.")
+    parser.add_argument("--cwd", default=os.getcwd(), help="working directory of every call (default: .)")
+    parser.add_argument("--tools", default=None, help="active tools: a,b,c or all (default: read,bash,edit,write)")
+    parser.add_argument("--approvals", choices=("allow", "deny"), default="allow", help="answer to approval requests")
+    options = parser.parse_args(argv)
+    cwd = Path(options.cwd).expanduser().absolute()
+    if not cwd.is_dir():
+        print(f"pi-lsp exec: --cwd {cwd} is not a directory", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(cwd, options.tools, options.approvals))
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            return 2
+        raise
