@@ -151,7 +151,7 @@ async def _apply_verify_save(
         if waiter is not None:
             waiter.cancel()
         raise
-    version = None
+    version, others = None, False
     if waiter is not None:
         outcome = await waiter.wait(settings.verify_timeout_seconds)
         if outcome.outcome is WaitOutcome.ABSENT:
@@ -163,9 +163,12 @@ async def _apply_verify_save(
             notices.append(NOT_CONFIRMED)
         else:
             version = outcome.version
-            if outcome.text != request.new:
-                notices.append(OTHER_CHANGES)
-    notices.extend(await _save(request, version, waiter is not None, connection, settings))
+            others = outcome.text != request.new
+    if others:  # never save the user's own unsaved typing along with the agent's edit
+        notices.append(OTHER_CHANGES)
+        notices.append(f"[Not saved: the editor's buffer of {request.path} also holds the user's changes.]")
+    else:
+        notices.extend(await _save(request, version, waiter is not None, connection, settings))
     return WriteReport(via="editor", notices=notices)
 
 
