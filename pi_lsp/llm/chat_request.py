@@ -8,7 +8,7 @@ Mapping (pi-ai ``openai-completions`` ``convertMessages``/``convertTools``, pi-b
   ``data:`` URLs);
 - assistant text blocks (non-blank) are joined into one ``content`` string (``null`` when there is
   none); thinking goes back under the delta field it arrived in (``reasoning_content`` ...) when
-  known; tool calls become ``tool_calls`` with ``arguments`` as JSON text; an assistant message with
+  known, or as text when another model wrote it; tool calls become ``tool_calls`` with ``arguments`` as JSON text; an assistant message with
   neither content nor tool calls is skipped;
 - each tool result is a ``role: "tool"`` message with its text blocks joined by LF (``(see attached
   image)`` when it holds only images). OpenAI chat cannot carry images in a tool message, so the
@@ -44,6 +44,11 @@ TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _compact_json(value: Any) -> str:
+    """JSON text as JavaScript's ``JSON.stringify`` writes it (no spaces, non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _image_part(block: ImageContent) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}}
 
@@ -71,23 +76,26 @@ def _user(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
-    text = "".join(
-        b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()
-    )
+def _assistant(message: AssistantMessage, same_model: bool) -> dict[str, Any] | None:
+    blocks = message.content
+    if not same_model:  # another model's reasoning is passed on as plain text (Pi)
+        blocks = [
+            TextContent(text=b.thinking) if isinstance(b, ThinkingContent) else b
+            for b in blocks
+            if not (isinstance(b, ThinkingContent) and not b.thinking.strip())
+        ]
+    text = "".join(b.text for b in blocks if isinstance(b, TextContent) and b.text.strip())
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
-    thinking = [
-        b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()
-    ]
+    thinking = [b for b in blocks if isinstance(b, ThinkingContent) and b.thinking.strip()]
     if thinking and thinking[0].thinking_signature:
         out[thinking[0].thinking_signature] = "\n".join(b.thinking for b in thinking)
-    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    calls = [b for b in blocks if isinstance(b, ToolCall)]
     if calls:
         out["tool_calls"] = [
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                "function": {"name": c.name, "arguments": _compact_json(c.arguments)},
             }
             for c in calls
         ]
@@ -113,9 +121,17 @@ def _tool_results(run: list[ToolResultMessage], images: bool) -> list[dict[str, 
 
 
 def convert_messages(
-    system_prompt: str, messages: list[Message], *, images: bool = True
+    system_prompt: str,
+    messages: list[Message],
+    *,
+    images: bool = True,
+    model_key: tuple[str, str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``messages`` array of the request (see the module docstring for the rules)."""
+    """The ``messages`` array of the request (see the module docstring for the rules).
+
+    ``model_key`` is ``(provider, api, model)`` of the model being asked; assistant messages from
+    another model have their thinking sent as text. ``None`` treats every message as this model's.
+    """
     out: list[dict[str, Any]] = []
     if system_prompt:
         out.append({"role": "system", "content": system_prompt})
@@ -133,7 +149,8 @@ def convert_messages(
         if isinstance(message, UserMessage):
             item = _user(message, images)
         else:
-            item = _assistant(message)
+            key = (message.provider, message.api, message.model)
+            item = _assistant(message, model_key is None or key == model_key)
         if item is not None:
             out.append(item)
         i += 1
@@ -151,12 +168,19 @@ def convert_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def build_request_body(context: LlmContext, settings: ProviderSettings) -> bytes:
-    """The UTF-8 JSON body: streaming with usage, tools when any, optional limits."""
+def build_request_body(
+    context: LlmContext, settings: ProviderSettings, *, provider_name: str = "openai-compatible"
+) -> bytes:
+    """The UTF-8 JSON body: streaming with usage, tools when any, optional limits.
+
+    ``provider_name`` is what this provider writes into messages' ``provider`` field (it decides,
+    with the model id, which assistant messages count as this model's).
+    """
     payload: dict[str, Any] = {
         "model": settings.model,
         "messages": convert_messages(
-            context.system_prompt, context.messages, images=settings.supports_images
+            context.system_prompt, context.messages, images=settings.supports_images,
+            model_key=(provider_name, "openai-completions", settings.model),
         ),
         "stream": True,
         "stream_options": {"include_usage": True},

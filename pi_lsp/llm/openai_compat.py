@@ -112,7 +112,8 @@ class OpenAICompatProvider:
     """A :class:`~pi_lsp.llm.provider.Provider` for OpenAI-compatible chat completions.
 
     ``client``: an ``httpx.AsyncClient`` to use (tests, connection reuse); by default the provider
-    creates one and closes it in :meth:`aclose`. ``provider_name`` is written into each message's
+    creates one (ignoring proxy variables for a loopback ``base_url``) and closes it in
+    :meth:`aclose`; call that when done with the provider. ``provider_name`` is written into each message's
     ``provider`` field.
     """
 
@@ -126,7 +127,9 @@ class OpenAICompatProvider:
         self.settings = settings
         self.provider_name = provider_name
         self._own_client = client is None
-        self._client = client or httpx.AsyncClient()
+        # proxy variables are honoured for remote APIs but never for a loopback server (replay)
+        loopback = httpx.URL(settings.base_url).host in ("127.0.0.1", "localhost", "::1")
+        self._client = client or httpx.AsyncClient(trust_env=not loopback)
 
     async def aclose(self) -> None:
         """Close the HTTP client if this provider created it."""
@@ -204,8 +207,9 @@ class OpenAICompatProvider:
                 response.status_code, response.reason_phrase,
                 response.headers.get("content-type", ""), error_body,
             )
-            if last or not is_retryable_status(response.status_code):
-                raise _Failed(text + (f" (after {attempts} attempts)" if attempts > 1 and is_retryable_status(response.status_code) else ""))
+            retryable = is_retryable_status(response.status_code)
+            if last or not retryable:
+                raise _Failed(text + (f" (after {attempts} attempts)" if retryable and attempts > 1 else ""))
             delay = self._backoff(attempt, response.headers)
             log.warning("%s; retrying in %.3g s (attempt %d of %d)", text, delay, attempt + 2, attempts)
             await watch.sleep(delay)
@@ -230,7 +234,7 @@ class OpenAICompatProvider:
         aborted = False
         response: httpx.Response | None = None
         try:
-            response = await self._open(build_request_body(context, self.settings), watch)
+            response = await self._open(build_request_body(context, self.settings, provider_name=self.provider_name), watch)
             yield StartEvent()
             if "application/json" in response.headers.get("content-type", ""):
                 # a server that ignored stream:true answers with one completion object
