@@ -289,3 +289,9 @@ def test_write_errors_in_node_words(tmp_path: Path) -> None:
         assert node_style_message(info.value, "open") == message
     assert (tmp_path / "file").read_text() == "x"
     assert _no_temp_files(tmp_path)
+
+
+async def test_large_files_are_read_whole(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 8192  # 2 MiB: read in a worker thread
+    (tmp_path / "big.bin").write_bytes(data)
+    assert (await LocalFileAccess().read(tmp_path / "big.bin")).data == data
