@@ -35,7 +35,8 @@ class SseDecoder:
 
     @property
     def pending_bytes(self) -> int:
-        """Bytes received but not yet part of a dispatched event (0 after a clean end)."""
+        """How much input is held back, not yet part of a dispatched event (bytes of an
+        unterminated line plus characters of undispatched data lines; 0 after a clean end)."""
         return len(self._buffer) + sum(len(d) for d in self._data)
 
     def feed(self, chunk: bytes) -> list[str]:
