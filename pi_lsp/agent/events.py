@@ -68,6 +68,14 @@ def message_start(message: BaseModel) -> dict[str, Any]:
     return {"type": "message_start", "message": to_wire(message)}
 
 
+def message_update(delta: dict[str, Any]) -> dict[str, Any]:
+    """``message_update {delta}``: only what is new in the streaming assistant message, never the
+    whole message (design.md 6). ``delta`` is ``{type: "text", text}``, ``{type: "thinking",
+    thinking}`` or ``{type: "toolCall", index, id?, name?, arguments?}`` (``arguments``: a fragment
+    of the call's JSON text; ``index``: 0-based position among the message's tool calls)."""
+    return {"type": "message_update", "delta": delta}
+
+
 def message_end(message: BaseModel) -> dict[str, Any]:
     """``message_end {message}``."""
     return {"type": "message_end", "message": to_wire(message)}
