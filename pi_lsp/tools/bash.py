@@ -21,6 +21,7 @@ What the model sees follows the peer (Pi 0.73.1): the tail of the output (last 2
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import math
 import os
 import shutil
@@ -204,6 +205,7 @@ class BashTool:
             buffer.close()
             raise ToolError(f"spawn {shell} {os_error_code(exc) or exc.strerror}") from None
         pgid = transport.get_pid()
+        _widen_pipes(transport)
         if registry is not None:
             registry.register(pgid)
             protocol.on_finished = lambda: registry.unregister(pgid)
@@ -296,6 +298,26 @@ class BashTool:
         if outcome.status == "signal":
             raise ToolError(_append_status(text, f"Command terminated by signal {_signal_name(outcome.code)}"))
         return ToolResult.text(text, details)
+
+
+_PIPE_SIZE = 1 << 20
+"""Bytes asked for each output pipe (Linux ``F_SETPIPE_SZ``): fewer, larger reads on big output."""
+
+
+def _widen_pipes(transport: Any) -> None:
+    """Grow both output pipes to :data:`_PIPE_SIZE` where the OS allows; silently keep them else."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    for fd in (1, 2):
+        pipe = transport.get_pipe_transport(fd)
+        handle = pipe.get_extra_info("pipe") if pipe is not None else None
+        if handle is None:
+            continue
+        try:
+            fcntl.fcntl(handle.fileno(), set_size, _PIPE_SIZE)
+        except OSError:
+            pass  # over /proc/sys/fs/pipe-max-size for an unprivileged user: keep the default
 
 
 def _signal_name(number: int | None) -> str:

@@ -65,6 +65,11 @@ class EscapeStripper:
     def __init__(self) -> None:
         self._held = ""
 
+    @property
+    def holding(self) -> bool:
+        """True while part of an unfinished escape sequence is held back."""
+        return bool(self._held)
+
     def feed(self, text: str) -> str:
         """Return ``text`` (after anything held) without escapes, minus an unfinished tail."""
         if self._held:
@@ -149,8 +154,12 @@ class OutputBuffer:
         if self.finished or not data:
             return
         self.total_raw_bytes += len(data)
-        text = self._decoders[stream].decode(data)
-        self._add_text(self._strippers[stream].feed(text))
+        decoder = self._decoders[stream]
+        stripper = self._strippers[stream]
+        if data.isascii() and b"\x1b" not in data and not stripper.holding and not decoder.getstate()[0]:
+            self._add_encoded(data)  # fast path: plain ASCII decodes to itself, nothing to strip
+        else:
+            self._add_text(stripper.feed(decoder.decode(data)))
         if self._spill_started:
             self._write_spill(data)
             return
@@ -186,18 +195,22 @@ class OutputBuffer:
         return self.total_lines > self.max_lines or self.total_bytes > self.max_bytes
 
     def snapshot(self) -> OutputSnapshot:
-        """The tail-truncated model's view with whole-stream totals (the peer's ``snapshot``)."""
-        text = self._tail.decode("utf-8", "replace")
-        if not self._tail_at_line_start:
-            cut = text.find("\n")
-            text = text if cut == -1 else text[cut + 1 :]
+        """The tail-truncated model's view with whole-stream totals (the peer's ``snapshot``).
+
+        Only the last ``max_bytes`` bytes of the tail can be shown, so only they are decoded and
+        truncated (the result equals truncating the whole tail, the peer's way, at a fraction of
+        the cost: updates take a snapshot up to ten times a second).
+        """
+        text, trimmed = self._visible_tail()
         result = truncate_tail(text, self.max_lines, self.max_bytes)
         truncated = self.truncated
         truncated_by = None
         if truncated:
-            truncated_by = result.truncated_by or (
-                "bytes" if self.total_bytes > self.max_bytes else "lines"
-            )
+            truncated_by = result.truncated_by
+            if truncated_by is None and trimmed:  # the line before the kept ones did not fit
+                truncated_by = "lines" if result.output_lines >= self.max_lines else "bytes"
+            if truncated_by is None:
+                truncated_by = "bytes" if self.total_bytes > self.max_bytes else "lines"
         result = replace(
             result,
             truncated=truncated,
@@ -211,6 +224,24 @@ class OutputBuffer:
 
     # -- internals ------------------------------------------------------------------------------
 
+    def _visible_tail(self) -> tuple[str, bool]:
+        """The decoded tail that truncation needs, and whether older whole lines were left out."""
+        data = self._tail
+        limit = self.max_bytes + 1  # a kept line plus the newline before it fits in this
+        if len(data) > limit:
+            cut = data.find(b"\n", len(data) - limit)
+            if cut != -1:
+                return data[cut + 1 :].decode("utf-8", "replace"), True
+            start = max(0, len(data) - limit - 8)  # one over-long last line: keep more than max_bytes
+            while start < len(data) and (data[start] & 0xC0) == 0x80:
+                start += 1
+            return data[start:].decode("utf-8", "replace"), True
+        text = data.decode("utf-8", "replace")
+        if not self._tail_at_line_start:
+            cut = text.find("\n")
+            text = text if cut == -1 else text[cut + 1 :]
+        return text, False
+
     def _over_limits(self) -> bool:
         return (
             self.total_raw_bytes > self.max_bytes
@@ -219,9 +250,11 @@ class OutputBuffer:
         )
 
     def _add_text(self, text: str) -> None:
-        if not text:
-            return
-        encoded = text.encode("utf-8", "surrogatepass") if not text.isascii() else text.encode()
+        if text:
+            self._add_encoded(text.encode("utf-8", "surrogatepass") if not text.isascii() else text.encode())
+
+    def _add_encoded(self, encoded: bytes) -> None:
+        """Account for ``encoded`` (UTF-8 of the model's view) and append it to the tail."""
         size = len(encoded)
         self.total_bytes += size
         newlines = encoded.count(b"\n")

@@ -142,17 +142,32 @@ def test_incremental_stripping_equals_whole_stripping(text: str, cuts: list[int]
     assert out == strip_escapes(text)
 
 
-@settings(max_examples=200, deadline=None)
+_PIECES = st.sampled_from([b"\n", b"abc", "é€".encode(), b"\xff", b"x" * 150, b"\x1b[1m", b"y" * 700])
+
+
+@settings(max_examples=300, deadline=None)
 @given(
-    data=st.binary(max_size=3000),
-    cuts=st.lists(st.integers(min_value=0, max_value=3000), max_size=6),
+    data=st.one_of(st.binary(max_size=3000), st.lists(_PIECES, max_size=40).map(b"".join)),
+    cuts=st.lists(st.integers(min_value=0, max_value=30000), max_size=6),
 )
-def test_chunking_never_changes_the_text(tmp_path_factory, data: bytes, cuts: list[int]) -> None:
+def test_chunking_never_changes_the_result(tmp_path_factory, data: bytes, cuts: list[int]) -> None:
+    # whatever the chunking and however much the rolling tail dropped, the snapshot equals
+    # truncating the whole decoded, stripped output at once
     points = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
     buffer = OutputBuffer(tmp_path_factory.mktemp("spill"), max_lines=50, max_bytes=500)
-    text = _feed_all(buffer, [(1, data[a:b]) for a, b in zip(points, points[1:])])
+    for a, b in zip(points, points[1:]):
+        buffer.feed(1, data[a:b])
+    buffer.finish()
+    got = buffer.snapshot().truncation
+    buffer.close()
     whole = strip_escapes(data.decode("utf-8", "replace"))
-    assert text == truncate_tail(whole, 50, 500).content
-    assert buffer.total_lines == whole.count("\n") + 1
-    if buffer.truncated:
+    want = truncate_tail(whole, 50, 500)
+    assert (got.content, got.truncated, got.total_lines, got.total_bytes) == (
+        want.content, want.truncated, want.total_lines, want.total_bytes
+    )
+    assert (got.output_lines, got.output_bytes, got.last_line_partial) == (
+        want.output_lines, want.output_bytes, want.last_line_partial
+    )
+    if want.truncated:
+        assert got.truncated_by == want.truncated_by
         assert buffer.full_output_path.read_bytes() == data  # type: ignore[union-attr]
