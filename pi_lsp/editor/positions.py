@@ -78,6 +78,59 @@ def code_points_for_units(text: str, units: int, encoding: Any) -> int:
     return 0
 
 
+_SCAN_CHUNK = 16384
+
+
+def _breaks(text: str, start: int, end: int) -> int:
+    """Line breaks in ``text[start:end]`` (a CRLF counts once; the range must not split one)."""
+    lf = text.count("\n", start, end)
+    if text.find("\r", start, end) < 0:
+        return lf
+    return lf + text.count("\r", start, end) - text.count("\r\n", start, end)
+
+
+def line_start(text: str, line: int) -> int | None:
+    """Offset where 0-based ``line`` starts, ``None`` past the last line.
+
+    Counts breaks chunk by chunk at C speed, so finding line 1,000,000 of a 50 MB text takes
+    milliseconds without building a :class:`LineIndex`.
+    """
+    if line <= 0:
+        return 0
+    pos, remaining, size = 0, line, len(text)
+    while pos < size:
+        end = min(pos + _SCAN_CHUNK, size)
+        if 0 < end < size and text[end - 1] == "\r" and text[end] == "\n":
+            end += 1
+        found = _breaks(text, pos, end)
+        if found >= remaining:
+            break
+        remaining -= found
+        pos = end
+    for _ in range(remaining):
+        match = _LINE_BREAK.search(text, pos)
+        if match is None:
+            return None
+        pos = match.end()
+    return pos
+
+
+def offset_of(text: str, line: int, character: int, encoding: Any) -> int:
+    """Offset of the LSP position ``(line, character)`` in ``text`` without a :class:`LineIndex`.
+
+    Same clamping as :meth:`LineIndex.offset_at`; cost proportional to the text before the line
+    at C speed plus the line itself.
+    """
+    if line < 0:
+        return 0
+    start = line_start(text, line)
+    if start is None:
+        return len(text)
+    match = _LINE_BREAK.search(text, start)
+    end = match.start() if match else len(text)
+    return start + code_points_for_units(text[start:end], character, encoding)
+
+
 def _line_starts(text: str) -> list[int]:
     if "\r" not in text:
         return [0, *accumulate(len(part) + 1 for part in text.split("\n")[:-1])]
@@ -179,14 +232,17 @@ def _field(change: Any, name: str) -> Any:
     return getattr(change, name, None)
 
 
-def _range_offsets(index: LineIndex, range_: Any, encoding: Any) -> tuple[int, int]:
+def _range_offsets(index: LineIndex | str, range_: Any, encoding: Any) -> tuple[int, int]:
     ends = []
     for key in ("start", "end"):
         pos = _field(range_, key)
         line, character = _field(pos, "line"), _field(pos, "character")
         if not isinstance(line, int) or not isinstance(character, int):
             raise ValueError(f"content change range {key} is not a position: {pos!r}")
-        ends.append(index.offset_at(line, character, encoding))
+        if isinstance(index, str):
+            ends.append(offset_of(index, line, character, encoding))
+        else:
+            ends.append(index.offset_at(line, character, encoding))
     start, end = ends
     return (start, end) if start <= end else (end, start)
 
@@ -209,7 +265,7 @@ def apply_content_changes(text: str, changes: Iterable[Any], encoding: Any) -> s
         if range_ is None:
             text = new_text
             continue
-        start, end = _range_offsets(LineIndex(text), range_, encoding)
+        start, end = _range_offsets(text, range_, encoding)
         text = text[:start] + new_text + text[end:]
     return text
 

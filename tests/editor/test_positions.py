@@ -122,3 +122,16 @@ def test_text_edits_refer_to_the_original_text() -> None:
     overlapping = [edits[1], types.TextEdit(types.Range(types.Position(0, 0), types.Position(1, 0)), "")]
     with pytest.raises(ValueError, match="overlapping"):
         apply_text_edits("a\nb\n", overlapping, "utf-16")
+
+
+@given(texts, st.integers(-1, 12), st.integers(0, 6))
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_direct_offset_lookup_matches_the_index(encoding: str, text: str, line: int, character: int) -> None:
+    from pi_lsp.editor import positions
+
+    saved = positions._SCAN_CHUNK
+    positions._SCAN_CHUNK = 3  # small chunks: exercise CRLF pairs on chunk boundaries
+    try:
+        assert positions.offset_of(text, line, character, encoding) == LineIndex(text).offset_at(line, character, encoding)
+    finally:
+        positions._SCAN_CHUNK = saved
