@@ -316,8 +316,8 @@ def _widen_pipes(transport: Any) -> None:
             continue
         try:
             fcntl.fcntl(handle.fileno(), set_size, _PIPE_SIZE)
-        except OSError:
-            pass  # over /proc/sys/fs/pipe-max-size for an unprivileged user: keep the default
+        except (OSError, ValueError):
+            pass  # above pipe-max-size for an unprivileged user, or already closed: keep it
 
 
 def _signal_name(number: int | None) -> str:
