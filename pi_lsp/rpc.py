@@ -14,7 +14,7 @@ import logging
 from typing import Any, get_args
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
@@ -29,6 +29,12 @@ DOCUMENT_STATE = "pi/documentState"
 EVENT = "pi/event"
 SAVE_DOCUMENTS = "pi/saveDocuments"
 RELOAD_DOCUMENTS = "pi/reloadDocuments"
+
+PROMPT = "pi/prompt"
+ABORT = "pi/abort"
+
+REQUEST_FAILED = -32803
+"""LSP's RequestFailed error code (a prompt while a run is active)."""
 
 EXTERNAL_SESSION = "external"
 """``sessionId`` of the events of tool calls that arrive over ``pi/executeToolCall(s)``."""
@@ -167,6 +173,30 @@ def parse_document_state(params: Any) -> tuple[str, int, bool]:
     if not isinstance(dirty, bool):
         raise invalid_params(DOCUMENT_STATE, "dirty must be a boolean")
     return uri, version, dirty
+
+
+def parse_prompt(params: Any) -> tuple[str, str | None]:
+    """``{text, sessionId?}`` -> (text, session id or ``None``); ``text`` must be non-empty."""
+    obj = _object(PROMPT, params)
+    text, session_id = obj.get("text"), obj.get("sessionId")
+    if not isinstance(text, str) or not text.strip():
+        raise invalid_params(PROMPT, "text must be a non-empty string")
+    if session_id is not None and (not isinstance(session_id, str) or not session_id):
+        raise invalid_params(PROMPT, "sessionId must be a non-empty string when given")
+    return text, session_id
+
+
+def parse_abort(params: Any) -> str | None:
+    """``{sessionId?}`` -> the session id or ``None`` (abort whatever runs)."""
+    session_id = _object(ABORT, params).get("sessionId")
+    if session_id is not None and not isinstance(session_id, str):
+        raise invalid_params(ABORT, "sessionId must be a string when given")
+    return session_id
+
+
+def request_failed(method: str, message: str) -> JsonRpcException:
+    """The RequestFailed error (-32803) for ``method``, message prefixed with the method name."""
+    return JsonRpcException(message=f"{method}: {message}", code=REQUEST_FAILED)
 
 
 def wire(message: ToolResultMessage) -> dict[str, Any]:

@@ -27,7 +27,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from pi_lsp import __version__, rpc
+from pi_lsp.agent.session import SessionBusy
 from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
 from pi_lsp.event_relay import EventRelay
@@ -61,6 +63,7 @@ class PiLanguageServer(LanguageServer):
         self.exit_requested = asyncio.Event()
         self._init_options: dict[str, Any] = {}
         self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
+        self.agents = AgentSessions(self._send_event)
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -275,5 +278,31 @@ def create_server() -> PiLanguageServer:
             return {"active": pipeline.set_active(names)}
         except ValueError as exc:
             raise rpc.invalid_params(rpc.SET_ACTIVE_TOOLS, str(exc)) from exc
+
+    # Agent runs (design.md section 6). The prompt's abort signal is registered like a tool
+    # request's, so $/cancelRequest aborts the run and the reply still says how it ended.
+    @server.feature(rpc.PROMPT)
+    async def prompt(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        text, session_id = rpc.parse_prompt(params)
+        host = ls.require_host()
+        with ls.tool_request() as signal:
+            try:
+                return await ls.agents.prompt(
+                    text, session_id, host=host, settings=ls.settings, signal=signal
+                )
+            except SessionBusy as exc:
+                raise rpc.request_failed(rpc.PROMPT, str(exc)) from exc
+            except ValueError as exc:
+                raise rpc.invalid_params(rpc.PROMPT, str(exc)) from exc
+
+    @server.feature(rpc.ABORT)
+    def abort(ls: PiLanguageServer, params: Any) -> None:
+        try:
+            session_id = rpc.parse_abort(params)
+        except JsonRpcException as exc:
+            logger.warning("ignored: %s", exc.message)
+            return
+        if not ls.agents.abort(session_id):
+            logger.info("pi/abort: no run to abort")
 
     return server

@@ -1,0 +1,195 @@
+"""``pi-lsp demo``: the whole loop, end to end, with no network (design.md section 6).
+
+1. Copy the bundled sample project (``pi_lsp/demo/sample``: its slugify tests fail until accents
+   are folded and dashes trimmed) into a temp folder.
+2. Start ``pi-lsp replay --session pi_lsp/demo/session.jsonl --port 0`` as a subprocess and read its
+   URL from its first stdout line (skipped when ``--base-url`` points at a real endpoint).
+3. Start the daemon over stdio with :class:`~pi_lsp.editor.fake_editor.FakeEditor` as the client
+   (UTF-16 columns, versioned edits, saving): it opens ``textkit/slug.py`` (clean) and
+   ``CHANGELOG.md``, and the "user" types an unsaved line into ``CHANGELOG.md``, a dirty buffer the
+   agent must not clobber or save. grep and find are activated for the session.
+4. Send ``pi/prompt`` and print a live log: assistant text as it streams, each tool call with its
+   arguments and a result summary, each ``workspace/applyEdit`` (label, ranges, version) and each
+   save.
+5. Print a unified diff (``difflib.unified_diff``) of the project, disk plus unsaved buffers,
+   against the original sample.
+
+Exit status: 0 when the run ended with ``stopReason: "stop"`` and the replay saw no divergence
+from the recording; 1 otherwise; 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import pi_lsp
+from pi_lsp.demo.demo_log import DemoLog, LiveList, project_diff
+from pi_lsp.editor.fake_editor import FakeEditor
+
+DEMO_DIR = Path(__file__).resolve().parent
+SAMPLE = DEMO_DIR / "sample"
+SESSION = DEMO_DIR / "session.jsonl"
+
+PROMPT = (
+    "The slugify tests fail: accents must be folded (é → e) and a slug must not start or end "
+    "with '-'. Fix textkit/slug.py, add a line about it under Unreleased in CHANGELOG.md, and run "
+    "the tests."
+)
+USER_TYPED = "\n- `shorten` breaks at word boundaries (draft, not saved yet)\n"
+"""What the user typed into ``CHANGELOG.md`` without saving, appended after ``## Unreleased\\n``."""
+
+ACTIVE_TOOLS = ["read", "bash", "edit", "write", "grep", "find"]
+RUN_TIMEOUT_SECONDS = 120.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``pi-lsp demo``; returns the exit status (see the module docstring)."""
+    parser = argparse.ArgumentParser(
+        prog="pi-lsp demo",
+        description="Run the bundled end-to-end demo: a recorded model fixes a sample project through a fake editor.",
+    )
+    parser.add_argument("--base-url", help="a real OpenAI-compatible endpoint instead of the replay (e.g. http://127.0.0.1:11434/v1)")
+    parser.add_argument("--model", help="model id for --base-url")
+    parser.add_argument("--api-key-env", help="NAME of the environment variable holding the API key for --base-url")
+    parser.add_argument("--workdir", help="work in this folder (created; must be empty) and keep it afterwards")
+    args = parser.parse_args(argv)
+    if args.workdir and Path(args.workdir).exists() and any(Path(args.workdir).iterdir()):
+        print(f"pi-lsp demo: --workdir {args.workdir} is not empty", file=sys.stderr)
+        return 2
+    if (args.model or args.api_key_env) and not args.base_url:
+        print("pi-lsp demo: --model and --api-key-env need --base-url", file=sys.stderr)
+        return 2
+    return asyncio.run(_demo(args, sys.stdout))
+
+
+def _child_env(extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    package_root = str(Path(pi_lsp.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [package_root, env.get("PYTHONPATH")] if p)
+    env.update(extra)
+    return env
+
+
+class _Replay:
+    """``pi-lsp replay`` as a subprocess: its URL and what it logged to stderr."""
+
+    def __init__(self) -> None:
+        self.process: asyncio.subprocess.Process | None = None
+        self.stderr: list[str] = []
+        self._drain: asyncio.Task[None] | None = None
+
+    async def start(self, session: Path, env: dict[str, str]) -> str:
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "pi_lsp", "replay", "--session", str(session), "--port", "0",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env,
+        )
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self._drain = asyncio.create_task(self._read_stderr(self.process.stderr))
+        line = await asyncio.wait_for(self.process.stdout.readline(), 15)
+        url = line.decode("utf-8", "replace").strip()
+        if not url.startswith("http"):
+            await self.stop()
+            raise RuntimeError("pi-lsp replay did not start: " + " | ".join(self.stderr[-5:]))
+        return url
+
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    async def stop(self) -> None:
+        process = self.process
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()  # the replay exits at end of stdin
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+        if self._drain is not None:
+            await asyncio.wait_for(self._drain, 5)
+
+
+async def _demo(args: argparse.Namespace, out: TextIO) -> int:
+    started = time.monotonic()
+    keep = bool(args.workdir)
+    base = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="pi-lsp-demo-"))
+    base.mkdir(parents=True, exist_ok=True)
+    project = base / "textkit"
+    shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("__pycache__"))
+    env = _child_env({"PI_LSP_SESSIONS_DIR": str(base / "sessions")})
+    log = DemoLog(out, project)
+    log.line(f"pi-lsp demo: sample project copied to {project}")
+    replay: _Replay | None = None
+    editor: FakeEditor | None = None
+    try:
+        if args.base_url:
+            settings: dict[str, Any] = {"baseUrl": args.base_url, "model": args.model or "default"}
+            if args.api_key_env:
+                settings["apiKeyEnv"] = args.api_key_env
+            log.line(f"model: {settings['model']} at {args.base_url}")
+        else:
+            replay = _Replay()
+            url = await replay.start(SESSION, env)
+            settings = {"baseUrl": url, "model": "replay", "maxRetries": 0}
+            log.line(f"model: pi-lsp replay of {SESSION.name} at {url}")
+        editor = FakeEditor(project, initialization_options={"pi": settings}, env=env)
+        editor.events = LiveList(log.event)
+        editor.apply_edits = LiveList(log.apply_edit)
+        editor.save_requests = LiveList(lambda params: log.save(params, editor))
+        await editor.start()
+        log.line("editor: FakeEditor (UTF-16, versioned edits, saves) started pi-lsp over stdio")
+        editor.open("textkit/slug.py")
+        changelog = editor.open("CHANGELOG.md")
+        editor.type("CHANGELOG.md", len(changelog.text), len(changelog.text), USER_TYPED)
+        log.line("editor: opened textkit/slug.py and CHANGELOG.md; the user typed into CHANGELOG.md without saving:")
+        log.line(f"        {USER_TYPED.rstrip()}")
+        await editor.request("pi/setActiveTools", {"names": ACTIVE_TOOLS})
+        log.line(f"pi/setActiveTools: {', '.join(ACTIVE_TOOLS)}")
+        log.line(f"\nuser: {PROMPT}\n")
+        result = await asyncio.wait_for(editor.request("pi/prompt", {"text": PROMPT}), RUN_TIMEOUT_SECONDS)
+        log.finish_text()
+        stop_reason = result.get("stopReason") if isinstance(result, dict) else None
+        log.line(f"\npi/prompt finished: stopReason {stop_reason}"
+                 + (f", error: {result.get('errorMessage')}" if isinstance(result, dict) and result.get("errorMessage") else ""))
+        unsaved = {
+            path: buffer.text
+            for path in ("textkit/slug.py", "CHANGELOG.md")
+            if (buffer := editor.buffer(path)).modified
+        }
+        log.line("\n" + project_diff(SAMPLE, project, unsaved))
+        for path, text in unsaved.items():
+            kept = USER_TYPED in text if path == "CHANGELOG.md" else True
+            log.line(f"unsaved in the editor: {path}" + (" (the user's typing kept)" if kept else " (the user's typing LOST)"))
+        ok = stop_reason == "stop"
+    finally:
+        if editor is not None:
+            await editor.stop()
+        if replay is not None:
+            await replay.stop()
+    if replay is not None:
+        divergences = [line for line in replay.stderr if line.startswith("replay:")]
+        for line in divergences:
+            log.line(line)
+        if divergences:
+            ok = False
+        else:
+            log.line("replay: every request matched the recording")
+    log.line(f"done in {time.monotonic() - started:.1f} s" + (f"; kept {base}" if keep else ""))
+    if not keep:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Session journals: one JSON Lines file per agent session (design.md 6).
+
+Where: ``$PI_LSP_SESSIONS_DIR`` when set (tests and the demo use a temp folder), else
+``platformdirs.user_data_dir("pi-lsp")/sessions``. The file is ``{sessionId}.jsonl``; session ids
+are restricted to ``[A-Za-z0-9_-]`` (1 to 128 characters) so an id can never name a path outside
+the folder.
+
+Lines (camelCase JSON, one object each, appended and flushed as they happen):
+
+- ``{"type": "session", "version": 1, "id", "cwd", "timestamp"}`` first;
+- ``{"type": "message", "message": {...}}`` for every user, assistant and toolResult message, at
+  its ``message_end`` (the wire form of :mod:`pi_lsp.llm.types`);
+- ``{"type": "run_end", "stopReason", "errorMessage"?, "timestamp"}`` when a run ends.
+
+A journal that cannot be written is logged once and the session goes on (journaling never fails a
+run). :func:`load_messages` reads a journal back into the transcript (bad lines skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import TypeAdapter, ValidationError
+
+from pi_lsp.llm.types import Message, now_ms
+
+logger = logging.getLogger(__name__)
+
+SESSIONS_DIR_ENV = "PI_LSP_SESSIONS_DIR"
+"""Environment variable overriding the journal folder."""
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+"""What a session id may look like (it becomes a file name)."""
+
+_MESSAGE = TypeAdapter(Message)
+
+
+def sessions_dir() -> Path:
+    """The journal folder (see the module docstring); not created here."""
+    override = os.environ.get(SESSIONS_DIR_ENV)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_data_dir("pi-lsp")) / "sessions"
+
+
+def valid_session_id(session_id: str) -> bool:
+    """True when ``session_id`` can name a journal file."""
+    return bool(SESSION_ID.match(session_id))
+
+
+class SessionJournal:
+    """Appends the lines of one session's journal (see the module docstring).
+
+    ``folder``: where the file lives (default :func:`sessions_dir`). Raises ``ValueError`` for an
+    invalid ``session_id``. Writing never raises.
+    """
+
+    def __init__(self, session_id: str, cwd: Path, folder: Path | None = None) -> None:
+        if not valid_session_id(session_id):
+            raise ValueError(f"invalid session id {session_id!r}")
+        self.path = (folder or sessions_dir()) / f"{session_id}.jsonl"
+        self._failed = False
+        if not self.path.exists():
+            self._write({"type": "session", "version": 1, "id": session_id, "cwd": str(cwd), "timestamp": now_ms()})
+
+    def message(self, message: dict[str, Any]) -> None:
+        """Journal one message (its wire dict)."""
+        self._write({"type": "message", "message": message})
+
+    def run_end(self, stop_reason: str, error_message: str | None) -> None:
+        """Journal the end of a run."""
+        line: dict[str, Any] = {"type": "run_end", "stopReason": stop_reason, "timestamp": now_ms()}
+        if error_message is not None:
+            line["errorMessage"] = error_message
+        self._write(line)
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self._failed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            self._failed = True
+            logger.warning("cannot write the session journal %s: %s (journaling stops)", self.path, exc)
+
+
+def load_messages(session_id: str, folder: Path | None = None) -> list[Message] | None:
+    """The transcript journaled for ``session_id``, or ``None`` when there is no such journal.
+
+    Lines that are not JSON or not a valid message are skipped (logged); an invalid id is ``None``.
+    """
+    if not valid_session_id(session_id):
+        return None
+    path = (folder or sessions_dir()) / f"{session_id}.jsonl"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    messages: list[Message] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            data = json.loads(line)
+            if isinstance(data, dict) and data.get("type") == "message":
+                messages.append(_MESSAGE.validate_python(data["message"]))
+        except (ValueError, KeyError, ValidationError) as exc:
+            logger.warning("%s:%d: skipped a bad journal line (%s)", path, number, exc)
+    return messages
