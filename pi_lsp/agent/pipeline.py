@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -148,9 +148,9 @@ class ToolPipeline:
         if not calls:
             return []
         batch_signal = AbortSignal()
-        linker: asyncio.Future[None] | None = None
+        unlink = None
         if signal is not None:
-            linker = asyncio.ensure_future(_link(signal, batch_signal))
+            unlink = signal.on_abort(lambda: batch_signal.abort(signal.reason))
         run = _BatchRun(self, calls, batch_signal, session_id, emit)
         work = asyncio.ensure_future(run.run(stop_reason))
         try:
@@ -166,8 +166,8 @@ class ToolPipeline:
                     if task is not None:
                         task.uncancel()
         finally:
-            if linker is not None:
-                linker.cancel()
+            if unlink is not None:
+                unlink()
 
     # -- used by _BatchRun ------------------------------------------------------------------
 
@@ -179,11 +179,6 @@ class ToolPipeline:
 
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
-
-
-async def _link(source: AbortSignal, target: AbortSignal) -> None:
-    await source.wait()
-    target.abort(source.reason)
 
 
 def _error_message(call: ToolCall, text: str, details: Any) -> ToolResultMessage:
@@ -255,7 +250,10 @@ class _BatchRun:
                 prepared = await self.preflight(index)
                 if prepared is not None:
                     ready.append((index, *prepared))
-            await asyncio.gather(*(self.execute(index, tool, args) for index, tool, args in ready))
+            if len(ready) == 1:
+                await self.execute(*ready[0])
+            else:
+                await asyncio.gather(*(self.execute(index, tool, args) for index, tool, args in ready))
         return self._collected()
 
     def _collected(self) -> list[ToolResultMessage]:
@@ -316,15 +314,11 @@ class _BatchRun:
         Returns ``(True, value)`` or ``(False, None)`` when aborted; re-raises its exception.
         """
         task = asyncio.ensure_future(awaitable)
-        aborted = asyncio.ensure_future(self.signal.wait())
+        remove = self.signal.on_abort(_canceller(task))
         try:
-            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
-        if not task.done():
-            task.cancel()
             await asyncio.wait({task})
-            return False, None
+        finally:
+            remove()
         if task.cancelled():
             return False, None
         return True, task.result()
@@ -342,14 +336,11 @@ class _BatchRun:
             tool_call_id=call.id, signal=self.signal, on_update=on_update, session_id=self.session_id
         )
         task = asyncio.ensure_future(_run_tool(tool, args, context))
-        aborted = asyncio.ensure_future(self.signal.wait())
+        remove = self.signal.on_abort(_canceller(task))  # abort = cancel the tool's task
         try:
-            await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-            if not task.done():
-                task.cancel()
-                await asyncio.wait({task})
+            await asyncio.wait({task})
         finally:
-            aborted.cancel()
+            remove()
             settled = True
         result, is_error = self.outcome(call, task)
         result, is_error = await self.after_hooks(call, tool, args, result, is_error)
@@ -390,6 +381,12 @@ class _BatchRun:
                 return ToolResult.text(hook_error_message(exc), details={}), True
             result, is_error = apply_after_result(result, is_error, patch)
         return result, is_error
+
+
+def _canceller(task: asyncio.Future[Any]) -> Callable[[], None]:
+    """An abort callback that cancels ``task`` on the next loop step, so a tool that aborts the
+    signal itself and then returns keeps its result (as with Pi's listener, which runs later)."""
+    return lambda: task.get_loop().call_soon(task.cancel)
 
 
 async def _run_tool(tool: Tool, args: BaseModel, context: ToolContext) -> ToolResult:

@@ -72,6 +72,7 @@ class AbortSignal:
     def __init__(self) -> None:
         self._event = asyncio.Event()
         self.reason: str | None = None
+        self._callbacks: list[Callable[[], None]] = []
 
     @property
     def aborted(self) -> bool:
@@ -79,14 +80,40 @@ class AbortSignal:
         return self._event.is_set()
 
     def abort(self, reason: str | None = None) -> None:
-        """Set the flag (first reason wins)."""
+        """Set the flag (first reason wins) and run the :meth:`on_abort` callbacks once, in order."""
         if not self._event.is_set():
             self.reason = reason
             self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+            for callback in callbacks:
+                callback()
+
+    def on_abort(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` synchronously when the signal aborts (now, if it already has).
+
+        Returns a function that unregisters it. Cheaper than a task awaiting :meth:`wait`; the
+        pipeline uses it to cancel running tool tasks. ``callback`` must not raise.
+        """
+        if self.aborted:
+            callback()
+            return _nothing
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            try:
+                self._callbacks.remove(callback)
+            except ValueError:
+                pass
+
+        return remove
 
     async def wait(self) -> None:
         """Return when the signal is aborted."""
         await self._event.wait()
+
+
+def _nothing() -> None:
+    return None
 
 
 @dataclass
