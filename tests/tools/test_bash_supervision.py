@@ -184,3 +184,16 @@ def test_zz_nothing_left_by_the_tests_above() -> None:
     # every earlier test's session ended (fixture teardown): none of their sleeps may remain
     markers = ("300.101", "300.102", "300.103", "300.104", "300.301", "300.302")
     assert [m for m in markers if pids_with_argument(m)] == []
+
+
+async def test_output_after_the_result_is_dropped_without_breaking_the_writer(env, tmp_path: Path) -> None:
+    # the background job writes after the call resolved: no late update, nothing added to the
+    # result, and the job's write still succeeds (the pipe is drained, never closed under it)
+    done = tmp_path / "writer-finished"
+    out = await run_bash(env, f"echo early; (sleep 0.5; echo late; touch {done}) &")
+    count = len(out.updates)
+    assert out.text == "early\n"
+    assert await wait_until(done.exists)
+    await asyncio.sleep(0.2)
+    assert len(out.updates) == count
+    assert all("late" not in block.text for update in out.updates for block in update.content)  # type: ignore[union-attr]
