@@ -41,6 +41,7 @@ from pi_lsp.tools.os_errors import os_error_code
 from pi_lsp.tools.output_buffer import OutputBuffer, OutputSnapshot
 from pi_lsp.tools.processes import ProcessRegistry
 from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+from pi_lsp.tools.update_throttle import UpdateThrottle
 
 DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
@@ -189,7 +190,7 @@ class BashTool:
         shell = resolve_shell(settings.bash_shell)
         registry = self.env.processes
         buffer = OutputBuffer(Path(self.env.temp_dir))
-        updates = _UpdateThrottle(ctx, buffer, settings.bash_update_interval_seconds)
+        updates = UpdateThrottle(ctx, buffer, settings.bash_update_interval_seconds)
         ctx.update(ToolResult(content=[], details=None))
         loop = asyncio.get_running_loop()
         protocol = _ShellProtocol(loop, buffer, updates.data_arrived)
@@ -356,52 +357,3 @@ def _format_output(
             f"({format_size(buffer.max_bytes)} limit). Full output: {path}]"
         )
     return text, details
-
-
-class _UpdateThrottle:
-    """Partial results through ``ctx.update``, at most one per ``interval`` seconds."""
-
-    def __init__(self, ctx: ToolContext, buffer: OutputBuffer, interval: float) -> None:
-        self.ctx = ctx
-        self.buffer = buffer
-        self.interval = interval
-        self.last = 0.0
-        self.dirty = False
-        self.handle: asyncio.TimerHandle | None = None
-        self.closed = False
-
-    def data_arrived(self) -> None:
-        if self.ctx.on_update is None or self.closed:
-            return
-        self.dirty = True
-        delay = self.interval - (time.monotonic() - self.last)
-        if delay <= 0:
-            self._emit()
-        elif self.handle is None:
-            self.handle = asyncio.get_running_loop().call_later(delay, self._emit)
-
-    def _emit(self, snapshot: OutputSnapshot | None = None) -> None:
-        self.handle = None
-        if not self.dirty or self.closed and snapshot is None:
-            return
-        self.dirty = False
-        self.last = time.monotonic()
-        snapshot = snapshot or self.buffer.snapshot()
-        details: dict[str, Any] = {}
-        if snapshot.truncation.truncated:
-            details["truncation"] = snapshot.truncation.to_details()
-        if snapshot.full_output_path is not None:
-            details["fullOutputPath"] = str(snapshot.full_output_path)
-        self.ctx.update(ToolResult.text(snapshot.content, details))
-
-    def close(self) -> None:
-        """Stop timed updates (the final flush comes from :meth:`final`)."""
-        self.closed = True
-        if self.handle is not None:
-            self.handle.cancel()
-            self.handle = None
-
-    def final(self, snapshot: OutputSnapshot) -> None:
-        """Flush the last pending update, if any (the peer's final ``emitOutputUpdate``)."""
-        if self.ctx.on_update is not None and self.dirty:
-            self._emit(snapshot)
