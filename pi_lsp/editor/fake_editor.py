@@ -252,6 +252,10 @@ class FakeEditor:
         """Send a notification."""
         self.client.protocol.notify(method, params)
 
+    def cancel(self, msg_id: str | int) -> None:
+        """``$/cancelRequest`` for the request sent with id ``msg_id``."""
+        self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
     async def call(self, name: str, arguments: Any, call_id: str = "call-1") -> dict[str, Any]:
         """``pi/executeToolCall``; the ``ToolResultMessage`` as received (camelCase dict)."""
         return await self.request(
