@@ -318,3 +318,18 @@ async def test_a_failing_event_sink_does_not_break_the_call() -> None:
 
     result = await ToolPipeline([FakeTool("echo", echo)]).execute(call("echo", {"text": "a"}), emit=sink)
     assert not result.is_error and text_of(result) == "a"
+
+
+def test_abort_signal_callbacks_run_once_and_can_be_removed() -> None:
+    signal = AbortSignal()
+    calls: list[str] = []
+    signal.on_abort(lambda: calls.append("a"))
+    remove = signal.on_abort(lambda: calls.append("removed"))
+    signal.on_abort(lambda: calls.append("b"))
+    remove()
+    remove()  # harmless twice
+    signal.abort("first")
+    signal.abort("second")
+    assert calls == ["a", "b"] and signal.reason == "first"
+    signal.on_abort(lambda: calls.append("late"))  # already aborted: runs at once
+    assert calls == ["a", "b", "late"]

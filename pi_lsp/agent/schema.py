@@ -51,6 +51,7 @@ def _normalise(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
         return [_normalise(item, defs, seen) for item in node]
     if not isinstance(node, dict):
         return node
+    node = _collapse_optional(node)
     if "$ref" in node:
         name = str(node["$ref"]).rsplit("/", 1)[-1]
         if name in seen:
@@ -59,7 +60,6 @@ def _normalise(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
         # sibling keys of a $ref (pydantic puts a field's description there) win over the target's
         target.update({k: v for k, v in node.items() if k != "$ref"})
         return _normalise(target, defs, seen + (name,))
-    node = _collapse_optional(node)
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in _DROPPED_KEYS:
