@@ -197,3 +197,21 @@ async def test_output_after_the_result_is_dropped_without_breaking_the_writer(en
     await asyncio.sleep(0.2)
     assert len(out.updates) == count
     assert all("late" not in block.text for update in out.updates for block in update.content)  # type: ignore[union-attr]
+
+
+async def test_abort_through_the_pipeline_keeps_the_output_and_ends_the_group(env) -> None:
+    from pi_lsp.agent.pipeline import ToolPipeline
+    from pi_lsp.agent.tool import AbortSignal
+    from pi_lsp.llm.types import ToolCall
+
+    pipeline = ToolPipeline([BashTool(env)])
+    signal = AbortSignal()
+    call = ToolCall(id="p1", name="bash", arguments={"command": "echo ready; sleep 300.401"})
+    running = asyncio.ensure_future(pipeline.execute(call, signal=signal))
+    assert await wait_until(lambda: bool(pids_with_argument("300.401")) and bool(env.processes.groups))
+    [pgid] = env.processes.groups
+    signal.abort("user")
+    result = await asyncio.wait_for(running, BOUND)
+    assert result.is_error and result.tool_call_id == "p1"
+    assert result.content[0].text == "ready\n\n\nCommand aborted"  # type: ignore[union-attr]
+    assert group_members(pgid) == [] and pids_with_argument("300.401") == []
