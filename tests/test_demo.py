@@ -1,0 +1,79 @@
+"""`pi-lsp demo` as a user runs it: a subprocess, its log, its final diff, the files it leaves."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from pi_lsp.llm.replay import ReplayServer
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "pi_lsp" / "demo" / "sample"
+SESSION = REPO / "pi_lsp" / "demo" / "session.jsonl"
+AGENT_LINE = "+- `slugify` folds accents (é → e) and trims dashes at the ends.\n"
+USER_LINE = "+- `shorten` breaks at word boundaries (draft, not saved yet)\n"
+
+
+def _demo(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pi_lsp", "demo", *args],
+        cwd=REPO, capture_output=True, text=True, encoding="utf-8", timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp_path: Path) -> None:
+    work = tmp_path / "demo"
+    run = _demo("--workdir", str(work))
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    # the live log: tool calls, applyEdits, saves, assistant text
+    for needle in (
+        'tool call grep {"pattern": "def slugify"}',
+        'tool call read {"path": "CHANGELOG.md"}',
+        'workspace/applyEdit "pi: edit textkit/slug.py": textkit/slug.py version 1: 2 range(s)',
+        "pi/saveDocuments textkit/slug.py (version 2)",
+        "saved to disk: textkit/slug.py",
+        'workspace/applyEdit "pi: edit CHANGELOG.md": CHANGELOG.md version 2: 1 range(s)',
+        'tool call bash {"command": "python3 -m unittest -q"}',
+        "assistant: All 5 tests pass.",
+        "pi/prompt finished: stopReason stop",
+        "replay: every request matched the recording",
+    ):
+        assert needle in out, needle
+    assert out.count("pi/saveDocuments") == 1  # the dirty CHANGELOG.md is never saved by the agent
+    # the final diff: disk plus the unsaved buffer
+    diff = out[out.index("--- a/CHANGELOG.md"):]
+    assert "+++ b/CHANGELOG.md (unsaved editor buffer)\n" in diff
+    assert AGENT_LINE in diff and USER_LINE in diff
+    assert diff.index(AGENT_LINE) < diff.index(USER_LINE)
+    assert "+++ b/textkit/slug.py\n" in diff
+    assert '+    text = unicodedata.normalize("NFKD", title)\n' in diff
+    assert "+    \"\"\"Turn a title into a URL slug: accents folded (é → e), lower case, words joined by '-',\n" in diff
+    assert '+    return text.strip("-")\n' in diff
+    assert "unsaved in the editor: CHANGELOG.md (the user's typing kept)" in out
+    # what is on disk afterwards: slug.py saved and fixed, CHANGELOG.md untouched
+    project = work / "textkit"
+    assert (project / "CHANGELOG.md").read_bytes() == (SAMPLE / "CHANGELOG.md").read_bytes()
+    assert 'return text.strip("-")' in (project / "textkit" / "slug.py").read_text(encoding="utf-8")
+    tests = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=project, capture_output=True, text=True, timeout=60)
+    assert tests.returncode == 0, tests.stderr
+    assert list((work / "sessions").glob("*.jsonl")), "the session was journaled"
+
+
+def test_demo_against_an_endpoint_given_on_the_command_line(tmp_path: Path) -> None:
+    with ReplayServer(SESSION) as server:
+        run = _demo("--base-url", server.url, "--model", "replay", "--workdir", str(tmp_path / "d"))
+        assert server.divergences == []
+        assert server.served == 6
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"model: replay at {server.url}" in run.stdout
+    assert AGENT_LINE in run.stdout
+
+
+def test_demo_rejects_bad_arguments(tmp_path: Path) -> None:
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    assert _demo("--workdir", str(tmp_path / "full")).returncode == 2
+    assert _demo("--model", "m").returncode == 2
