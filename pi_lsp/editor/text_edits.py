@@ -27,7 +27,7 @@ from lsprotocol.types import Position, Range, TextEdit
 
 from pi_lsp.editor.positions import positions_at
 
-_CHUNK = 4096
+_CHUNK = 65536
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 SMALL_DIFF_CELLS = 250_000
 """Regions up to this many line pairs (lines on one side times the other) go to ``SequenceMatcher``
@@ -35,29 +35,47 @@ SMALL_DIFF_CELLS = 250_000
 
 
 def common_prefix_length(a: str, b: str) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` (code points)."""
+    """Length of the longest common prefix of ``a`` and ``b`` (code points).
+
+    Whole chunks are compared at C speed, then the first differing chunk is bisected.
+    """
     limit = min(len(a), len(b))
     i = 0
     while i < limit and a[i : i + _CHUNK] == b[i : i + _CHUNK]:
         i += _CHUNK
-    i = min(i, limit)
-    end = min(i + _CHUNK, limit)
-    while i < end and a[i] == b[i]:
-        i += 1
-    return i
+    if i >= limit:
+        return limit
+    size = min(_CHUNK, limit - i)  # the difference is inside a[i:i+size]
+    while size > 1:
+        half = size // 2
+        if a[i : i + half] == b[i : i + half]:
+            i += half
+            size -= half
+        else:
+            size = half
+    return i + (1 if a[i] == b[i] else 0)
 
 
 def common_suffix_length(a: str, b: str, limit: int) -> int:
     """Length of the longest common suffix of ``a`` and ``b``, at most ``limit`` code points."""
+    la, lb = len(a), len(b)
     i = 0
     while i < limit:
         step = min(_CHUNK, limit - i)
-        if a[len(a) - i - step : len(a) - i] != b[len(b) - i - step : len(b) - i]:
+        if a[la - i - step : la - i] != b[lb - i - step : lb - i]:
             break
         i += step
-    while i < limit and a[len(a) - i - 1] == b[len(b) - i - 1]:
-        i += 1
-    return i
+    else:
+        return limit
+    size = min(_CHUNK, limit - i)  # the difference is inside the next ``size`` code points
+    while size > 1:
+        half = size // 2
+        if a[la - i - half : la - i] == b[lb - i - half : lb - i]:
+            i += half
+            size -= half
+        else:
+            size = half
+    return i + (1 if a[la - i - 1] == b[lb - i - 1] else 0)
 
 
 def _splits_crlf(text: str, offset: int) -> bool:

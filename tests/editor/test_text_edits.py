@@ -116,3 +116,18 @@ def test_scattered_changes_in_a_large_file_stay_separate_edits() -> None:
     edits = minimal_text_edits(old, new, "utf-8")
     assert len(edits) == 30
     assert apply_text_edits(old, edits, "utf-8") == new
+
+
+@given(st.text(alphabet="ab\r\n", max_size=60), st.text(alphabet="ab\r\n", max_size=60))
+def test_common_prefix_and_suffix_with_small_chunks(a: str, b: str) -> None:
+    saved = text_edits._CHUNK
+    text_edits._CHUNK = 4  # exercise the chunk loop and the bisection on short strings
+    try:
+        prefix = text_edits.common_prefix_length(a, b)
+        assert a[:prefix] == b[:prefix] and (prefix == min(len(a), len(b)) or a[prefix] != b[prefix])
+        limit = min(len(a), len(b)) - prefix
+        suffix = text_edits.common_suffix_length(a, b, limit)
+        assert suffix <= limit and a[len(a) - suffix :] == b[len(b) - suffix :]
+        assert suffix == limit or a[len(a) - suffix - 1] != b[len(b) - suffix - 1]
+    finally:
+        text_edits._CHUNK = saved
