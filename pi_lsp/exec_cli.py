@@ -103,8 +103,13 @@ class LineReader:
             pass
 
     async def next(self) -> bytes | None:
-        """The next line, or ``None`` once the input ended."""
+        """The next line, or ``None`` once the input ended or :meth:`stop` was called."""
         return await self._queue.get()
+
+    def stop(self) -> None:
+        """Make the pending (or next) :meth:`next` return ``None`` (the thread may keep blocking in
+        ``read``; it is a daemon thread)."""
+        self._queue.put_nowait(None)
 
 
 def _reject_constant(name: str) -> Any:
@@ -201,12 +206,17 @@ def _active_names(spec: str | None, known: list[str]) -> list[str]:
 
 
 async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
-    """Serve stdin until it ends; returns the exit status."""
+    """Serve stdin until it ends; returns the exit status.
+
+    ``approvals`` (``allow``/``deny``) is the answer the policy hooks will give where they would ask
+    a user (design.md section 8); exec registers no policy hooks yet, so it does not change anything.
+    """
     loop = asyncio.get_running_loop()
     subreaper = become_child_subreaper()
     temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-exec-"))
     processes = ProcessRegistry()
     stopped: list[int] = []
+    status = 0
     session = AbortSignal()
 
     def stop(signum: int) -> None:
@@ -221,26 +231,25 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
         )
         tools = create_tools(env)
         pipeline = ToolPipeline(tools, active=_active_names(tools_spec, [t.name for t in tools]))
-        pipeline.approvals = approvals  # type: ignore[attr-defined]  # read by the policy layer
         reader = LineReader(loop, sys.stdin.fileno())
+        session.on_abort(reader.stop)
         out = sys.stdout.buffer
-        while not session.aborted:
-            next_line = asyncio.ensure_future(reader.next())
-            await asyncio.wait({next_line, asyncio.ensure_future(session.wait())}, return_when=asyncio.FIRST_COMPLETED)
-            if not next_line.done():
-                next_line.cancel()
+        while (line := await reader.next()) is not None and not session.aborted:
+            if not line.strip():
+                continue
+            result = await answer(pipeline, line, session)
+            try:
+                write_line(out, result)
+            except OSError as exc:  # the reader went away: nobody to answer
+                print(f"pi-lsp exec: cannot write the answer ({exc}); stopping", file=sys.stderr)
+                status = 1
                 break
-            line = next_line.result()
-            if line is None:
-                break
-            if line.strip():
-                write_line(out, await answer(pipeline, line, session))
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
         await processes.end_all(include_children=subreaper)
         shutil.rmtree(temp_dir, ignore_errors=True)
-    return 128 + stopped[0] if stopped else 0
+    return 128 + stopped[0] if stopped else status
 
 
 def main(argv: list[str] | None = None) -> int:
