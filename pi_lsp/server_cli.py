@@ -26,7 +26,6 @@ import threading
 from typing import Any, BinaryIO
 
 import cattrs
-from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 
@@ -208,4 +207,5 @@ def _params_problem(exc: JsonRpcException) -> str:
 
 def _reply_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
     logger.warning("answering error %d to id %r: %s", code, msg_id, message)
-    protocol._send_response(msg_id, error=ResponseError(code=code, message=message))
+    # a plain dict: lsprotocol's converter would leave out ``"id": null``, which JSON-RPC requires
+    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
