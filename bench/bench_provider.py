@@ -5,7 +5,9 @@ the same process) serves the same body each time: a replayed turn with text and 
 call, in the chunk shapes ``pi-lsp replay`` sends (24-character text deltas, 16-character
 argument fragments), written in 64 KiB pieces with chunked transfer encoding.
 
-It prints the best-of-N time of
+Times are process CPU time (``time.process_time``, the in-process server's share included in
+every case alike), so other load on the machine does not skew the ratios. It prints the best-of-N
+time of
 - ``httpx bytes``: ``aiter_bytes()`` over the body (transport alone);
 - ``httpx lines+json``: ``aiter_lines()`` plus ``json.loads`` of every ``data:`` line (the least
   any client must do to read the stream);
@@ -123,12 +125,12 @@ async def main_async(megabytes: float, runs: int) -> None:
         best: dict[str, float] = {name: float("inf") for name in cases}
         for _ in range(runs):
             for name, case in cases.items():
-                started = time.perf_counter()
+                started = time.process_time()
                 await case()
-                best[name] = min(best[name], time.perf_counter() - started)
+                best[name] = min(best[name], time.process_time() - started)
     server.close()
     await server.wait_closed()
-    print(f"body: {len(body) / 1e6:.2f} MB, best of {runs} runs")
+    print(f"body: {len(body) / 1e6:.2f} MB, best of {runs} runs, process CPU time (server included)")
     for name, seconds in best.items():
         print(f"  {name:18s} {seconds * 1000:8.1f} ms")
     vs_lines = best["provider"] / best["httpx lines+json"]

@@ -57,11 +57,53 @@ class _Failed(Exception):
 
 
 class _CancelWatch:
-    """Races awaitables against an optional cancel event (one waiter task per stream)."""
+    """Races awaitables against an optional cancel event (one waiter task per stream).
+
+    Two mechanisms: :meth:`run` (a task per awaitable, for the few awaits of connecting and
+    backing off) and :meth:`read` for the hot body-read loop, where a task per read would cost
+    more than the parsing. ``read`` awaits directly; a watcher task cancels the stream's own task
+    only while it sits in such a read, and the resulting ``CancelledError`` is turned into
+    :class:`_Aborted` with ``Task.uncancel`` (the pattern of ``asyncio.timeout``), so a
+    cancellation from anyone else still propagates.
+    """
 
     def __init__(self, cancel: asyncio.Event | None) -> None:
         self.cancel = cancel
         self._waiter: asyncio.Future[Any] | None = None
+        self._reader: asyncio.Task[Any] | None = None
+        self._reading = False
+        self._interrupted = False
+        self._watcher: asyncio.Task[None] | None = None
+
+    async def read(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable`` in the current task; raise :class:`_Aborted` if cancel fires."""
+        if self.cancel is None:
+            return await awaitable
+        if self.cancel.is_set():
+            if hasattr(awaitable, "close"):
+                awaitable.close()  # type: ignore[union-attr]
+            raise _Aborted
+        if self._watcher is None:
+            self._reader = asyncio.current_task()
+            self._watcher = asyncio.ensure_future(self._interrupt_reads())
+        self._reading = True
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            if self._interrupted and self._reader is not None:
+                self._interrupted = False
+                if self._reader.uncancel() == 0:
+                    raise _Aborted from None
+            raise
+        finally:
+            self._reading = False
+
+    async def _interrupt_reads(self) -> None:
+        assert self.cancel is not None
+        await self.cancel.wait()
+        if self._reading and self._reader is not None:
+            self._interrupted = True
+            self._reader.cancel()
 
     @property
     def is_set(self) -> bool:
@@ -94,8 +136,9 @@ class _CancelWatch:
         await self.run(asyncio.sleep(seconds))
 
     def close(self) -> None:
-        if self._waiter is not None:
-            self._waiter.cancel()
+        for task in (self._waiter, self._watcher):
+            if task is not None:
+                task.cancel()
 
 
 def _transport_text(exc: httpx.TransportError, url: str, settings: ProviderSettings) -> str:
@@ -243,12 +286,13 @@ class OpenAICompatProvider:
                     yield event
             else:
                 decoder = SseDecoder()
+                loads, add = json.loads, assembler.add
                 done = False
                 chunks = response.aiter_bytes()
-                run = watch.run if watch.cancel is not None else None
+                read = watch.read if watch.cancel is not None else None
                 while not done:
                     try:
-                        chunk = await (run(chunks.__anext__()) if run else chunks.__anext__())
+                        chunk = await (read(chunks.__anext__()) if read else chunks.__anext__())
                     except StopAsyncIteration:
                         break
                     if watch.is_set:
@@ -257,7 +301,11 @@ class OpenAICompatProvider:
                         if data == "[DONE]":
                             done = True
                             break
-                        for event in assembler.add(_json_or_fail(data)):
+                        try:
+                            parsed = loads(data)
+                        except ValueError:
+                            parsed = _json_or_fail(data)  # raises the model-facing error
+                        for event in add(parsed):
                             yield event
                         if assembler.server_error is not None:
                             raise _Failed(f"Server error: {assembler.server_error}")

@@ -319,3 +319,23 @@ async def test_a_shared_client_is_not_closed_by_the_provider() -> None:
             assert not client.is_closed
     assert message.stop_reason == "stop"
     assert isinstance(message, AssistantMessage)
+
+
+async def test_cancelling_the_consuming_task_still_propagates_and_closes_the_connection() -> None:
+    reply = Reply(chunks=sse(delta(content="x"), done=False), hang=True)
+    async with ScriptedServer([reply]) as server:
+        provider = OpenAICompatProvider(settings(server.url, read_timeout_seconds=60))
+        first_delta = asyncio.Event()
+
+        async def consume() -> None:
+            async for event in provider.stream(context(), cancel=asyncio.Event()):
+                if isinstance(event, TextDelta):
+                    first_delta.set()
+
+        task = asyncio.create_task(consume())
+        await asyncio.wait_for(first_delta.wait(), timeout=5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.wait_for(server.disconnected.wait(), timeout=5)
+        await provider.aclose()
