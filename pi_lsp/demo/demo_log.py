@@ -57,6 +57,7 @@ class DemoLog:
         self.tool_calls = 0
         self.applied_edits = 0
         self.saves = 0
+        self.approval_answer: str | None = None
 
     def line(self, text: str) -> None:
         """Print one line (ending an assistant text in progress first)."""
@@ -105,6 +106,9 @@ class DemoLog:
             self.line(f"  result of {event.get('toolName')} ({status}):")
             for line in shown:
                 self.line(f"    {line}")
+        elif kind == "pi_approval_request":
+            answer = f"; the user answers {self.approval_answer!r}" if self.approval_answer else ""
+            self.line(f"  approval asked (window/showMessageRequest): {event.get('scope')}{answer}")
         elif kind == "agent_end":
             self.line(f"agent_end: stopReason {event.get('stopReason')}")
 

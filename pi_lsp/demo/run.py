@@ -46,6 +46,9 @@ PROMPT = (
 USER_TYPED = "\n- `shorten` breaks at word boundaries (draft, not saved yet)\n"
 """What the user typed into ``CHANGELOG.md`` without saving, appended after ``## Unreleased\\n``."""
 
+APPROVAL_ANSWER = "Allow once"
+"""What the fake user answers when pi-lsp asks to approve a tool call (design.md section 8)."""
+
 ACTIVE_TOOLS = ["read", "bash", "edit", "write", "grep", "find"]
 RUN_TIMEOUT_SECONDS = 120.0
 
@@ -129,6 +132,7 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("__pycache__"))
     env = _child_env({"PI_LSP_SESSIONS_DIR": str(base / "sessions")})
     log = DemoLog(out, project)
+    log.approval_answer = APPROVAL_ANSWER
     log.line(f"pi-lsp demo: sample project copied to {project}")
     replay: _Replay | None = None
     editor: FakeEditor | None = None
@@ -143,7 +147,9 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             url = await replay.start(SESSION, env)
             settings = {"baseUrl": url, "model": "replay", "maxRetries": 0}
             log.line(f"model: pi-lsp replay of {SESSION.name} at {url}")
-        editor = FakeEditor(project, initialization_options={"pi": settings}, env=env)
+        editor = FakeEditor(
+            project, initialization_options={"pi": settings}, env=env, message_answer=APPROVAL_ANSWER
+        )
         editor.events = LiveList(log.event)
         editor.apply_edits = LiveList(log.apply_edit)
         editor.save_requests = LiveList(lambda params: log.save(params, editor))

@@ -46,7 +46,9 @@ async def start(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         url = replay.start()
         pi = {"baseUrl": url, "model": "replay", "maxRetries": 0, **settings}
         env = server_env(TMPDIR=str(server_tmp(tmp_path)), PI_LSP_SESSIONS_DIR=str(tmp_path / "journals"))
-        editor = FakeEditor(root or tmp_path / "ws", initialization_options={"pi": pi}, env=env)
+        editor = FakeEditor(
+            root or tmp_path / "ws", initialization_options={"pi": pi}, env=env, message_answer="Allow once"
+        )
         editors.append(editor)
         await editor.start()
         return editor, replay
