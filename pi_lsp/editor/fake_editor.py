@@ -162,6 +162,9 @@ class FakeEditor:
     async def stop(self, timeout: float = 10.0) -> int | None:
         """``shutdown`` + ``exit``, wait for the process (killed after ``timeout`` s); its code."""
         process = self.client._server
+        for pending in list(self.client.protocol._request_futures.values()):
+            if isinstance(pending, asyncio.Task) and not pending.done():
+                pending.cancel()  # an applyEdit this editor was told never to answer
         try:
             if process is not None and process.returncode is None:
                 await asyncio.wait_for(self.client.shutdown_async(None), timeout)
