@@ -142,7 +142,8 @@ async def test_abort_from_the_client_stops_the_running_tool(start) -> None:
     )
     editor, replay = await start(turns)
     prompt = asyncio.ensure_future(editor.request("pi/prompt", {"text": "run it"}))
-    assert await wait_until(lambda: any(p["event"]["type"] == "tool_execution_start" for p in editor.events))
+    # the command is running once its first output arrives as a tool update
+    assert await wait_until(lambda: any(p["event"]["type"] == "tool_execution_update" for p in editor.events))
     session_id = editor.events[0]["sessionId"]
     # a second prompt while this one runs is a RequestFailed error
     with pytest.raises(JsonRpcException) as busy:

@@ -1,0 +1,100 @@
+"""Session journals, resuming a journaled session, AGENTS.md and provider settings for a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pi_lsp.agent_sessions import MAX_CONTEXT_BYTES, AgentSessions, context_files, provider_settings
+from pi_lsp.llm.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage, to_wire
+from pi_lsp.session_journal import SESSIONS_DIR_ENV, SessionJournal, load_messages, sessions_dir
+from pi_lsp.settings import parse_settings
+
+
+def test_journal_lines_and_round_trip(tmp_path: Path) -> None:
+    journal = SessionJournal("abc-1", Path("/w"), tmp_path)
+    messages = [
+        UserMessage(content="fix é"),
+        AssistantMessage(content=[TextContent(text="ok"), ToolCall(id="c", name="read", arguments={"path": "a"})], stop_reason="toolUse"),
+        ToolResultMessage(tool_call_id="c", tool_name="read", content=[TextContent(text="x")]),
+    ]
+    for message in messages:
+        journal.message(to_wire(message))
+    journal.run_end("stop", None)
+    lines = [json.loads(line) for line in (tmp_path / "abc-1.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [line["type"] for line in lines] == ["session", "message", "message", "message", "run_end"]
+    assert lines[0]["id"] == "abc-1" and lines[0]["cwd"] == "/w"
+    assert lines[1]["message"] == {"role": "user", "content": "fix é", "timestamp": messages[0].timestamp}
+    assert load_messages("abc-1", tmp_path) == messages
+    # a second journal object on the same id appends, without a second header
+    SessionJournal("abc-1", Path("/w"), tmp_path).run_end("error", "boom")
+    last = json.loads((tmp_path / "abc-1.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    assert last["stopReason"] == "error" and last["errorMessage"] == "boom"
+    assert sum(1 for line in (tmp_path / "abc-1.jsonl").read_text().splitlines() if '"session"' in line) == 1
+
+
+def test_bad_journal_lines_are_skipped_and_bad_ids_refused(tmp_path: Path) -> None:
+    (tmp_path / "s.jsonl").write_text(
+        'not json\n{"type": "message", "message": {"role": "nobody"}}\n'
+        '{"type": "message", "message": {"role": "user", "content": "kept"}}\n',
+        encoding="utf-8",
+    )
+    assert [m.content for m in load_messages("s", tmp_path)] == ["kept"]
+    assert load_messages("missing", tmp_path) is None
+    assert load_messages("../etc/passwd", tmp_path) is None
+    with pytest.raises(ValueError):
+        SessionJournal("../x", Path("/w"), tmp_path)
+
+
+def test_an_unwritable_journal_does_not_fail(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    journal = SessionJournal("s", Path("/w"), blocker / "sub")  # a folder under a file
+    journal.message({"role": "user", "content": "x"})  # logged, not raised
+
+
+def test_sessions_dir_is_overridable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(SESSIONS_DIR_ENV, str(tmp_path))
+    assert sessions_dir() == tmp_path
+    monkeypatch.delenv(SESSIONS_DIR_ENV)
+    assert sessions_dir().parts[-2:] == ("pi-lsp", "sessions")
+
+
+def test_sessions_resume_from_their_journal(tmp_path: Path) -> None:
+    journal = SessionJournal("old", Path("/w"), tmp_path)
+    journal.message(to_wire(UserMessage(content="earlier")))
+    sessions = AgentSessions(lambda params: None, journal_dir=tmp_path)
+    resumed = sessions.session("old")
+    assert [m.content for m in resumed.messages] == ["earlier"]
+    assert sessions.session("old") is resumed
+    fresh = sessions.session("brand-new")
+    assert fresh.id == "brand-new" and fresh.messages == []
+    assert len(sessions.session(None).id) == 32
+    with pytest.raises(ValueError, match="sessionId"):
+        sessions.session("no/slashes")
+    assert sessions.abort() is False
+
+
+def test_agents_md_is_read_and_bounded(tmp_path: Path) -> None:
+    assert context_files(tmp_path) == []
+    (tmp_path / "AGENTS.md").write_text("Run tests with make.\n", encoding="utf-8")
+    [context] = context_files(tmp_path)
+    assert context.path == "AGENTS.md" and context.content == "Run tests with make.\n"
+    (tmp_path / "AGENTS.md").write_bytes(b"x" * (MAX_CONTEXT_BYTES + 10))
+    [big] = context_files(tmp_path)
+    assert big.content.startswith("x" * 100) and big.content.endswith(f"[AGENTS.md cut at {MAX_CONTEXT_BYTES} bytes]")
+
+
+def test_provider_settings_come_from_the_pi_settings() -> None:
+    settings, problems = parse_settings({
+        "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "apiKeyEnv": "KEY", "maxRetries": 1,
+        "backoffInitialSeconds": 0.01, "readTimeoutSeconds": 5,
+    })
+    assert problems == []
+    provider = provider_settings(settings)
+    assert (provider.base_url, provider.model, provider.api_key_env) == ("http://127.0.0.1:9/v1", "m", "KEY")
+    assert (provider.max_retries, provider.backoff_initial_seconds, provider.read_timeout_seconds) == (1, 0.01, 5)
+    defaults = provider_settings(parse_settings(None)[0])
+    assert defaults.base_url.startswith("http://127.0.0.1") and defaults.api_key_env is None
