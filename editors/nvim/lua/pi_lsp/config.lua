@@ -1,0 +1,69 @@
+--- pi_lsp.config: the plugin's options, their defaults and how they merge.
+---
+--- Every option is user scope: it comes from `setup(opts)` in the user's own config, never from a
+--- file inside a workspace (design.md section 5: `cmd`, `settings.baseUrl`, `settings.apiKeyEnv`
+--- and `settings.approvals` can leak keys or widen rights).
+local M = {}
+
+--- The defaults. Units: milliseconds for every `*_ms` option.
+M.defaults = {
+  --- The server command (a list: program then arguments). The program is looked up on PATH.
+  cmd = { 'pi-lsp' },
+  --- Extra environment for the server process (a table name -> value), or nil.
+  cmd_env = nil,
+  --- A buffer is attached when one of its parent folders holds one of these; that folder is the
+  --- workspace root. Without a marker, a buffer under the current directory uses that directory.
+  root_markers = { '.git', '.hg', 'AGENTS.md', 'pyproject.toml', 'package.json' },
+  --- The `pi` settings section (design.md section 5), sent as `initializationOptions.pi` and
+  --- answered to `workspace/configuration` (section `pi`).
+  settings = {},
+  --- didChange debounce for the pi-lsp client. 0 sends every change at once: pi-lsp verifies an
+  --- agent edit by the didChange that carries it, and a save must not overtake that didChange.
+  debounce_text_changes = 0,
+  --- How long `vim.ui.select` may take to answer an approval before it counts as no answer
+  --- (the server then applies `pi.approvals.fallback`).
+  approval_timeout_ms = 120000,
+  --- How the transcript opens: a command run before showing the buffer (`botright split`,
+  --- `vsplit`, `tabnew`...). The transcript window is not entered.
+  transcript_split = 'botright 12split',
+  --- Lines kept by :PiLog (older ones are dropped).
+  log_lines = 2000,
+  --- Attach buffers automatically on BufReadPost/BufNewFile.
+  autostart = true,
+}
+
+--- The merged options (valid after `setup`; `M.get()` returns the defaults before).
+local current = nil
+
+--- Merge `opts` (a table or nil) over the defaults; lists replace lists, tables merge deeply.
+--- Raises an error naming the option when a value has the wrong type.
+function M.set(opts)
+  opts = opts or {}
+  vim.validate({
+    cmd = { opts.cmd, 'table', true },
+    cmd_env = { opts.cmd_env, 'table', true },
+    root_markers = { opts.root_markers, 'table', true },
+    settings = { opts.settings, 'table', true },
+    debounce_text_changes = { opts.debounce_text_changes, 'number', true },
+    approval_timeout_ms = { opts.approval_timeout_ms, 'number', true },
+    transcript_split = { opts.transcript_split, 'string', true },
+    log_lines = { opts.log_lines, 'number', true },
+    autostart = { opts.autostart, 'boolean', true },
+  })
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  -- lists are replaced, not merged index by index
+  for _, key in ipairs({ 'cmd', 'root_markers' }) do
+    if opts[key] then
+      merged[key] = vim.deepcopy(opts[key])
+    end
+  end
+  current = merged
+  return merged
+end
+
+--- The current options (the defaults when `setup` has not run).
+function M.get()
+  return current or M.set({})
+end
+
+return M

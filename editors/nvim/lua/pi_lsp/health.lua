@@ -1,0 +1,82 @@
+--- pi_lsp.health: `:checkhealth pi_lsp`, on both health APIs (0.7's `health.report_*`, 0.9+'s
+--- `vim.health.*`). Checks: the server command and its version (the running client's
+--- `serverInfo` when Neovim keeps it, else `pi-lsp --version`), the settings, and the API key
+--- variable named by `settings.apiKeyEnv`.
+local M = {}
+
+local function reporter()
+  local h = vim.health
+  if h and h.start then
+    return { start = h.start, ok = h.ok, warn = h.warn, error = h.error, info = h.info }
+  end
+  local old = require('health')
+  return {
+    start = old.report_start,
+    ok = old.report_ok,
+    warn = old.report_warn,
+    error = old.report_error,
+    info = old.report_info,
+  }
+end
+
+local function server_version(cmd)
+  for _, id in pairs(require('pi_lsp.client').by_root) do
+    local client = vim.lsp.get_client_by_id(id)
+    local info = client and client.server_info
+    if type(info) == 'table' and info.name then
+      return string.format('%s %s (serverInfo of the running client)', info.name, tostring(info.version or ''))
+    end
+  end
+  local argv = vim.deepcopy(cmd)
+  table.insert(argv, '--version')
+  local out = vim.fn.system(argv)
+  if vim.v.shell_error ~= 0 then
+    return nil, vim.trim(out)
+  end
+  return vim.trim(out), nil
+end
+
+function M.check()
+  local report = reporter()
+  local config = require('pi_lsp.config').get()
+  report.start('pi_lsp')
+  if vim.fn.has('nvim-0.7') == 1 then
+    local v = vim.version()
+    report.ok(string.format('Neovim %d.%d.%d', v.major, v.minor, v.patch))
+  else
+    report.error('Neovim 0.7 or newer is needed')
+  end
+
+  local problem = require('pi_lsp.client').command_problem()
+  if problem then
+    report.error(problem, {
+      'Install the server: `pipx install pi-lsp` (or `pip install --user pi-lsp`)',
+      'or point the plugin at it: require("pi_lsp").setup({ cmd = { "/path/to/pi-lsp" } })',
+    })
+  else
+    local version, err = server_version(config.cmd)
+    if version then
+      report.ok(string.format('server `%s` found: %s', vim.fn.exepath(config.cmd[1]), version))
+    else
+      report.error(string.format('server `%s` found but `--version` failed: %s', config.cmd[1], err or '?'))
+    end
+  end
+
+  local settings = config.settings or {}
+  report.info(string.format('settings: model %s, baseUrl %s',
+    tostring(settings.model or '(server default)'), tostring(settings.baseUrl or '(server default)')))
+  if settings.apiKeyEnv then
+    local value = vim.env[settings.apiKeyEnv]
+    if value and value ~= '' then
+      report.ok(string.format('API key variable %s is set', settings.apiKeyEnv))
+    else
+      report.warn(string.format('API key variable %s is not set', settings.apiKeyEnv), {
+        string.format('export %s=... in the shell that starts Neovim', settings.apiKeyEnv),
+      })
+    end
+  else
+    report.info('settings.apiKeyEnv is not set: requests carry no API key (fine for local model servers)')
+  end
+end
+
+return M

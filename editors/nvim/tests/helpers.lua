@@ -1,0 +1,135 @@
+-- Helpers for the headless Neovim scenarios (driven by tests/editors/test_nvim.py).
+--
+-- A scenario script does `local H = dofile(vim.env.PI_TEST_HELPERS)` and `H.run(function() ... end)`.
+-- Checks are collected into $PI_TEST_RESULT (JSON); Neovim exits 0 when every check passed,
+-- 1 when one failed and 3 when a Lua error escaped (the command line ends in `cquit 3`).
+local H = { checks = {}, notes = {}, failed = false, notifications = {} }
+
+local api = vim.api
+
+function H.check(name, ok, detail)
+  table.insert(H.checks, { name = name, ok = ok and true or false, detail = (not ok) and vim.inspect(detail) or nil })
+  if not ok then
+    H.failed = true
+  end
+  return ok
+end
+
+function H.note(key, value)
+  H.notes[key] = vim.inspect(value)
+end
+
+function H.wait(ms, predicate)
+  return vim.wait(ms, predicate, 10)
+end
+
+function H.read(path)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+--- The buffer's text as it would be written ('eol' honoured).
+function H.text(bufnr)
+  local lines = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local text = table.concat(lines, '\n')
+  if vim.bo[bufnr].eol then
+    text = text .. '\n'
+  end
+  return text
+end
+
+function H.buf(path)
+  local full = vim.fn.fnamemodify(path, ':p')
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(b) == full then
+      return b
+    end
+  end
+  return nil
+end
+
+--- Record vim.notify messages (the plugin reports problems through it).
+local notify = vim.notify
+vim.notify = function(message, level, opts)
+  table.insert(H.notifications, { message = tostring(message), level = level })
+  return notify(message, level, opts)
+end
+
+function H.notified(pattern)
+  for _, n in ipairs(H.notifications) do
+    if n.message:find(pattern, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+function H.transcript_has(pattern)
+  for _, line in ipairs(require('pi_lsp.transcript').lines()) do
+    if line:find(pattern, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Wait for the pi-lsp client of the workspace to be initialized; returns it.
+function H.client(ms)
+  local client = nil
+  H.wait(ms or 20000, function()
+    for _, id in pairs(require('pi_lsp.client').by_root) do
+      local c = vim.lsp.get_client_by_id(id)
+      if c and c.initialized then
+        client = c
+        return true
+      end
+    end
+    return false
+  end)
+  return client
+end
+
+--- Wait until no prompt runs.
+function H.wait_run(ms)
+  return H.wait(ms or 30000, function()
+    return not require('pi_lsp').is_running()
+  end)
+end
+
+local function finish()
+  H.notes.transcript = require('pi_lsp.transcript').lines()
+  local ok, js = pcall(vim.fn.json_encode, { failed = H.failed, checks = H.checks, notes = H.notes })
+  if not ok then
+    H.failed = true
+    js = vim.fn.json_encode({ failed = true, json_error = tostring(js), dump = vim.inspect(H.checks) })
+  end
+  local f = assert(io.open(vim.env.PI_TEST_RESULT, 'wb'))
+  f:write(js)
+  f:close()
+  for _, id in pairs(require('pi_lsp.client').by_root) do
+    vim.lsp.stop_client(id)
+  end
+  H.wait(3000, function()
+    return next(vim.lsp.get_active_clients()) == nil
+  end)
+  if H.failed then
+    vim.cmd('cquit 1')
+  else
+    vim.cmd('qall!')
+  end
+end
+
+function H.run(fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then
+    H.check('no Lua error', false, err)
+  end
+  finish()
+end
+
+return H

@@ -1,0 +1,159 @@
+"""Running the real editors headless against the real daemon and ``pi-lsp replay``.
+
+- :func:`pi_lsp_command`: the ``pi-lsp`` of the current environment (``<python dir>/pi-lsp``), else
+  ``[sys.executable, "-m", "pi_lsp"]``.
+- :func:`make_shim`: a ``pi-lsp`` script in a folder of its own, so a test puts exactly that folder
+  on the editor's ``PATH`` (or leaves it out to test "pi-lsp missing from PATH").
+- :class:`Replay`: ``pi-lsp replay --session FILE`` as a subprocess (the model), URL read from its
+  first stdout line; it exits when its stdin closes.
+- :func:`run_editor`: one editor process under ``timeout`` with a private ``HOME``; the scenario
+  writes a JSON result file (``{failed, checks: [{name, ok, detail}], notes}``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NVIM_PLUGIN = REPO / "editors" / "nvim"
+EMACS_DIR = REPO / "editors" / "emacs"
+SESSIONS = Path(__file__).resolve().parent / "sessions"
+
+EDITOR_TIMEOUT_SECONDS = 90
+"""Upper bound of one editor run (``timeout`` kills a hung editor; exit status 124)."""
+
+
+def require_program(name: str, package: str) -> str:
+    """The path of ``name``, or skip the test loudly."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(
+            f"{name} is not installed; CI installs it (apt-get install {package}). "
+            "These real-editor tests are skipped on this machine."
+        )
+    return path
+
+
+def pi_lsp_command() -> list[str]:
+    """How to start pi-lsp from this environment."""
+    exe = Path(sys.executable).parent / "pi-lsp"
+    if exe.exists():
+        return [str(exe)]
+    return [sys.executable, "-m", "pi_lsp"]
+
+
+def make_shim(folder: Path) -> Path:
+    """Write ``folder/pi-lsp`` running :func:`pi_lsp_command` with this repo importable."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shim = folder / "pi-lsp"
+    argv = " ".join(f"'{part}'" for part in pi_lsp_command())
+    shim.write_text(
+        "#!/bin/sh\n"
+        f"PYTHONPATH='{REPO}'${{PYTHONPATH:+:$PYTHONPATH}}\n"
+        "export PYTHONPATH\n"
+        f'exec {argv} "$@"\n',
+        encoding="utf-8",
+    )
+    shim.chmod(0o755)
+    return shim
+
+
+def editor_env(tmp_path: Path, *, shim_dir: Path | None, **extra: str) -> dict[str, str]:
+    """A clean environment: private HOME/XDG folders and journal folder; ``PATH`` holds the
+    system folders plus ``shim_dir`` (when given) and nothing else that could hold a pi-lsp."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    system = [d for d in ("/usr/local/bin", "/usr/bin", "/bin") if Path(d).is_dir()]
+    path = ([str(shim_dir)] if shim_dir else []) + system
+    env = {
+        "PATH": os.pathsep.join(path),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "TMPDIR": str(tmp_path),
+        "PI_LSP_SESSIONS_DIR": str(tmp_path / "journals"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+    }
+    env.update(extra)
+    return env
+
+
+class Replay:
+    """``pi-lsp replay`` over loopback as a subprocess (see the module docstring)."""
+
+    def __init__(self, session: Path, *, chunk_delay_ms: float = 0) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(REPO), env.get("PYTHONPATH")] if p)
+        self.process = subprocess.Popen(
+            [*pi_lsp_command(), "replay", "--session", str(session), "--chunk-delay-ms", str(chunk_delay_ms)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+        )
+        self.stderr: list[str] = []
+        self.url = self._first_line()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _first_line(self) -> str:
+        box: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(self.process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        reader.join(20)
+        if not box or not box[0].startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"pi-lsp replay did not print its URL: {box!r}")
+        return box[0].strip()
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr.append(line.rstrip("\n"))
+
+    def stop(self) -> None:
+        """Close stdin (replay exits), kill it if it does not within 5 s."""
+        try:
+            if self.process.stdin:
+                self.process.stdin.close()
+            self.process.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait(5)
+
+
+def run_editor(argv: list[str], *, cwd: Path, env: dict[str, str], result: Path) -> tuple[int, dict[str, Any], str]:
+    """Run ``timeout EDITOR_TIMEOUT_SECONDS argv...``; return (exit status, result JSON or {}, stderr)."""
+    completed = subprocess.run(
+        ["timeout", str(EDITOR_TIMEOUT_SECONDS), *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=EDITOR_TIMEOUT_SECONDS + 30,
+    )
+    data: dict[str, Any] = {}
+    if result.exists():
+        data = json.loads(result.read_text(encoding="utf-8") or "{}")
+    return completed.returncode, data, completed.stdout + completed.stderr
+
+
+def failures(data: dict[str, Any]) -> list[str]:
+    """The failed checks, one line each (name and detail)."""
+    return [f"{c.get('name')}: {c.get('detail')}" for c in data.get("checks", []) if not c.get("ok")]
+
+
+def assert_passed(rc: int, data: dict[str, Any], output: str, replay: Replay | None = None) -> None:
+    """Every check of the scenario passed and the editor exited 0 (else a readable report)."""
+    report = "\n".join(failures(data))
+    extra = "\n".join(replay.stderr) if replay else ""
+    assert data.get("checks"), f"the scenario wrote no checks (exit {rc}):\n{output[-4000:]}\n{extra}"
+    assert rc == 0 and not data.get("failed"), (
+        f"exit {rc}; failed checks:\n{report}\n--- notes: {json.dumps(data.get('notes'), indent=1)[:6000]}"
+        f"\n--- editor output:\n{output[-3000:]}\n--- replay:\n{extra}"
+    )

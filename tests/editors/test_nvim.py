@@ -1,0 +1,67 @@
+"""The Neovim plugin (editors/nvim) in real headless Neovim against the real daemon and
+``pi-lsp replay`` (issue 7). Each test runs one scenario script of ``editors/nvim/tests/``; the
+command line ends in ``cquit 3`` and runs under ``timeout``, so a Lua error or a hang fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.editors.editor_support import (
+    NVIM_PLUGIN,
+    SESSIONS,
+    Replay,
+    assert_passed,
+    editor_env,
+    make_shim,
+    require_program,
+    run_editor,
+)
+
+SCENARIOS = NVIM_PLUGIN / "tests"
+
+
+@pytest.fixture
+def nvim() -> str:
+    return require_program("nvim", "neovim")
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()  # a root marker
+    (ws / "greet.py").write_text('def greet():\n    return "hi"\n\n\ndef bye():\n    return "bye"\n', encoding="utf-8")
+    (ws / "closed.txt").write_text("first\nsecond\n", encoding="utf-8")
+    (ws / "dirty.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    return ws
+
+
+def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, **env: str):
+    ws = workspace(tmp_path)
+    result = tmp_path / "result.json"
+    shim_dir = tmp_path / "bin"
+    if shim:
+        make_shim(shim_dir)
+    environment = editor_env(
+        tmp_path, shim_dir=shim_dir if shim else None,
+        PI_LSP_NVIM_PLUGIN=str(NVIM_PLUGIN), PI_TEST_HELPERS=str(SCENARIOS / "helpers.lua"),
+        PI_TEST_RESULT=str(result), PI_TEST_KEY="test-key", **env,
+    )
+    argv = [nvim, "--headless", "-u", str(SCENARIOS / "minimal_init.lua"), "-i", "NONE", "-n",
+            "-c", f"luafile {SCENARIOS / script}", "-c", "cquit 3"]
+    return run_editor(argv, cwd=ws, env=environment, result=result), ws
+
+
+def test_prompt_edits_buffers_and_files_saves_asks_and_undoes(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_edits.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "prompt_edits.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    # what the scenario saw, double-checked from outside the editor
+    assert (ws / "greet.py").read_text(encoding="utf-8").endswith('return "ciao"\n')
+    assert (ws / "closed.txt").read_text(encoding="utf-8") == "first\nSECOND\n"
+    assert (ws / "dirty.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
