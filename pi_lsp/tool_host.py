@@ -18,6 +18,7 @@ from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
 from pi_lsp.editor.file_access import EditorFileAccess
+from pi_lsp.editor.unsaved_notice import UnsavedFilesHook
 from pi_lsp.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
@@ -61,6 +62,8 @@ class ToolHost:
         tools = create_tools(self.env)
         known = {tool.name for tool in tools}
         self.pipeline = ToolPipeline(tools, active=[n for n in DEFAULT_ACTIVE_TOOLS if n in known])
+        # design.md section 4 step 7: reload after bash, the unsaved-files notice on bash/grep/find
+        self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd))
         self._closed = False
         self.apply_settings(settings)
 

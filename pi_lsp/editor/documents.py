@@ -317,6 +317,33 @@ class DocumentStore:
             if document.real_path == real:
                 self._load_disk_state(document)
 
+    @staticmethod
+    def check_disk(document: Document) -> bool:
+        """Whether ``document``'s file is newer than its buffer's record; adopts an equal disk.
+
+        Returns ``True`` ("disk newer", design.md section 3) when the file changed since the
+        recorded fingerprint and its text (strict UTF-8, BOM dropped) differs from the buffer.
+        When the file changed but now holds exactly the buffer's text (the editor reloaded it
+        itself, as VS Code does for clean buffers, or answered ``pi/reloadDocuments``), the new
+        disk state is recorded (fingerprint, ``saved_text`` = the buffer) and ``False`` returned:
+        such a buffer is clean, not in conflict. A missing or unreadable file counts as newer.
+        Does disk I/O; call it in a worker thread for large files.
+        """
+        if document.real_path is None or document.fingerprint is None:
+            return False
+        if document.fingerprint.matches(document.real_path):
+            return False
+        disk = read_disk(document.real_path)
+        if disk is None:
+            return True
+        decoded = decode_disk_text(disk[0])
+        if decoded is None or decoded[0] != document.text:
+            return True
+        document.fingerprint = disk[1]
+        document.has_bom = decoded[1]
+        document.saved_text = document.text
+        return False
+
     def expect_change(self, real_path: Path, predicate: Callable[[Document], bool]) -> Waiter:
         """Register a :class:`Waiter` for the next ``didChange``\\ s of ``real_path``.
 

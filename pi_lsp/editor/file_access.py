@@ -9,7 +9,8 @@ state                         read                      edit / write
 ============================  ========================  ======================================
 not open                      disk                      ``pi.edit.route``: disk, or editor + save
 open, clean                   buffer                    editor (+ ``pi/saveDocuments``)
-open, clean, disk newer       disk                      disk, then ``pi/reloadDocuments`` (or a notice)
+open, clean, disk newer       disk                      edit: reload, then editor (else disk +
+                                                        notice); write: disk, then reload
 open, dirty                   buffer + unsaved notice   editor, unsaved (write: only if read)
 open, dirty, disk newer       buffer + unsaved notice   error: conflict
 ============================  ========================  ======================================
@@ -32,6 +33,7 @@ from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import Document, DocumentStore, decode_disk_text, read_disk
 from pi_lsp.editor.edit_session import EditRequest, run_editor_edit
+from pi_lsp.editor.reloads import has_mixed_or_cr_line_endings, reload_from_disk
 from pi_lsp.tools.files import FileAccess, FileSnapshot, WriteReport
 
 UNSAVED_NOTICE = "[Unsaved changes in the editor: this is the editor's buffer, not the file on disk.]"
@@ -46,14 +48,6 @@ class DocState(enum.Enum):
     CLEAN_DISK_NEWER = "open, clean, disk newer"
     DIRTY = "open, dirty"
     DIRTY_DISK_NEWER = "open, dirty, disk newer"
-
-
-def has_mixed_or_cr_line_endings(text: str) -> bool:
-    """True for CR-only line endings or a mix of kinds (design.md section 4 step 8)."""
-    crlf = text.count("\r\n")
-    lone_cr = text.count("\r") - crlf
-    lone_lf = text.count("\n") - crlf
-    return lone_cr > 0 or (crlf > 0 and lone_lf > 0)
 
 
 class EditorFileAccess:
@@ -82,6 +76,9 @@ class EditorFileAccess:
         self.settings = settings
         self.disk = disk
         self._seen: dict[tuple[str, Path], int | None] = {}
+        self.held: dict[Path, tuple[str, bytes]] = {}
+        """Files the editor had not opened that an edit left in an unsaved editor buffer:
+        real path -> (URI, the bytes a save would write)."""
 
     # -- state --------------------------------------------------------------------------------
 
@@ -96,8 +93,8 @@ class EditorFileAccess:
         document = self._document(path)
         if document is None:
             return DocState.NOT_OPEN, None
+        newer = await asyncio.to_thread(self.store.check_disk, document)
         dirty = document.dirty
-        newer = await asyncio.to_thread(lambda: document.disk_newer)
         if dirty:
             return (DocState.DIRTY_DISK_NEWER if newer else DocState.DIRTY), document
         return (DocState.CLEAN_DISK_NEWER if newer else DocState.CLEAN), document
@@ -144,7 +141,7 @@ class EditorFileAccess:
         """Replace ``path``'s content with ``data`` through the editor or on disk (see the table)."""
         if not self.connection.features.apply_edit:
             report = await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
-            await self._reload(self.store.get(path), report)
+            await self._reload(self.store.get(path), path, report)
             return report
         state, document = await self.state_of(path)
         if document is None:
@@ -154,9 +151,25 @@ class EditorFileAccess:
                 f"Conflict: {path} has unsaved changes in the editor and the file on disk changed too. "
                 "Nothing was written; the user must save or revert it in the editor first."
             )
+        if state is DocState.CLEAN_DISK_NEWER and previous is not None:
+            # edit: bring the buffer up to date first, then edit it (previous was read from disk)
+            problems = await reload_from_disk([document], self.store, self.connection, self.settings)
+            if problems:
+                report = await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
+                report.notices.append(
+                    f"[Edited on disk: the editor's buffer of {path} was older than the file and could not be "
+                    f"reloaded first ({problems[document.uri]}); the buffer stays outdated until the editor reloads it.]"
+                )
+                return report
+            state, document = await self.state_of(path)
+            if document is None or state is not DocState.CLEAN:
+                raise ToolError(
+                    f"{path} changed in the editor while it was being reloaded. Nothing was written; "
+                    "read the file again and retry."
+                )
         if state is DocState.CLEAN_DISK_NEWER:
             report = await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
-            await self._reload(document, report)
+            await self._reload(document, path, report)
             return report
         session = ctx.session_id if ctx else "external"
         if previous is None and state is DocState.DIRTY:
@@ -221,29 +234,70 @@ class EditorFileAccess:
             has_bom=decoded_old[1],
             label=label,
         )
-        return await run_editor_edit(request, self.store, self.connection, self.settings)
+        report = await run_editor_edit(request, self.store, self.connection, self.settings)
+        expected = (b"\xef\xbb\xbf" if decoded_old[1] else b"") + new.encode("utf-8", "surrogatepass")
+        disk_now = await asyncio.to_thread(read_disk, real_path)
+        if disk_now is None or disk_now[0] != expected:
+            self.held[real_path] = (request.uri, expected)
+        else:
+            self.held.pop(real_path, None)
+        return report
 
-    async def _reload(self, document: Document | None, report: WriteReport) -> None:
-        """After a disk write to a file the editor holds: ``pi/reloadDocuments`` or a notice."""
+    async def _reload(self, document: Document | None, path: Path, report: WriteReport) -> None:
+        """After a disk write to a file the editor holds: reload its buffer, or say it is outdated."""
         if document is None:
             return
-        if not self.connection.features.reload_documents:
+        if document.dirty:  # never reload over the user's unsaved work
             report.notices.append(
-                "[Written to disk; the editor's buffer of this file is outdated until it reloads it.]"
+                f"[Written to disk; the editor's buffer of {path} has unsaved changes, so it is outdated "
+                "until it reloads it.]"
             )
             return
-        try:
-            reply = await asyncio.wait_for(
-                self.connection.reload_documents([document.uri]), self.settings.apply_timeout_seconds
+        problems = await reload_from_disk([document], self.store, self.connection, self.settings)
+        if document.uri in problems:
+            report.notices.append(
+                f"[Written to disk; the editor's buffer of {path} is outdated until it reloads it: "
+                f"{problems[document.uri]}.]"
             )
-        except Exception as exc:  # a failed reload never undoes the write; say so
-            report.notices.append(f"[Written to disk; the editor did not reload it: {exc or type(exc).__name__}.]")
-            return
-        for skipped in reply.get("skipped") or []:
-            if isinstance(skipped, dict) and skipped.get("uri") == document.uri:
-                reason = skipped.get("reason") or "no reason given"
-                report.notices.append(f"[Written to disk; the editor did not reload it: {reason}.]")
 
+    async def unsaved_files(self) -> list[Path]:
+        """The files the editor holds whose buffer differs from disk (design.md section 4 step 7).
+
+        Open documents that are dirty, and files the editor had not opened that an edit left in
+        an unsaved buffer (until their disk holds the edited bytes). Paths as the editor named
+        them, in opening order, then the held ones; no duplicates.
+        """
+        found: list[Path] = []
+        seen: set[Path] = set()
+        for document in self.store.documents():
+            if document.path is not None and document.real_path not in seen and document.dirty:
+                seen.add(document.real_path)  # type: ignore[arg-type]
+                found.append(document.path)
+        for real_path, (_, expected) in list(self.held.items()):
+            if real_path in seen or self.store.get(real_path) is not None:
+                continue
+            disk = await asyncio.to_thread(read_disk, real_path)
+            if disk is not None and disk[0] == expected:
+                del self.held[real_path]  # saved since
+                continue
+            found.append(real_path)
+        return found
+
+    async def reload_changed(self) -> dict[str, str]:
+        """Reload every open clean document whose file changed on disk (after ``bash``).
+
+        Returns the problems of :func:`~pi_lsp.editor.reloads.reload_from_disk` by URI.
+        """
+        stale = []
+        for document in self.store.documents():
+            if document.real_path is None:
+                continue
+            newer = await asyncio.to_thread(self.store.check_disk, document)
+            if newer and not document.dirty:
+                stale.append(document)
+        if not stale:
+            return {}
+        return await reload_from_disk(stale, self.store, self.connection, self.settings)
 
 def _text_of(data: bytes) -> str | None:
     """Strict UTF-8 text of ``data`` without its BOM, ``None`` if not valid UTF-8."""

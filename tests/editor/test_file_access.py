@@ -212,14 +212,50 @@ async def test_client_without_apply_edit_gets_everything_on_disk(tmp_path: Path)
     assert any("outdated until it reloads" in n for n in report.notices)
 
 
-async def test_disk_newer_clean_reads_disk_and_writes_disk_then_reloads(tmp_path: Path) -> None:
+async def test_disk_newer_clean_edit_reloads_first_then_edits_the_buffer(tmp_path: Path) -> None:
     path, store, editor, files = _setup(tmp_path)
     uri = open_file(store, path)
     path.write_bytes(b"changed outside\n")
     assert (await files.read(path)).data == b"changed outside\n"
     report = await _edit(files, path, b"outside", b"by agent")
-    assert report.via == "disk" and editor.reloads == [[uri]]
-    assert store.by_uri(uri).text == "changed by agent\n"
+    assert report.via == "editor" and editor.reloads == [[uri]]
+    (params,) = editor.received  # one minimal edit against the reloaded buffer
+    assert params.edit.document_changes[0].edits[0].new_text == "by agent"
+    assert store.by_uri(uri).text == "changed by agent\n" and not store.by_uri(uri).dirty
+    assert path.read_bytes() == b"changed by agent\n"
+
+
+async def test_disk_newer_clean_write_goes_to_disk_then_reloads(tmp_path: Path) -> None:
+    path, store, editor, files = _setup(tmp_path)
+    uri = open_file(store, path)
+    path.write_bytes(b"changed outside\n")
+    report = await files.write(path, b"written\n", previous=None, label="pi: write a.txt")
+    assert report.via == "disk" and report.notices == [] and editor.reloads == [[uri]]
+    assert editor.received == [] and path.read_bytes() == b"written\n"
+    assert store.by_uri(uri).text == "written\n" and not store.by_uri(uri).dirty
+
+
+async def test_disk_newer_clean_edit_without_reload_support_is_done_on_disk_and_said(tmp_path: Path) -> None:
+    path, store, editor, files = _setup(tmp_path)
+    editor.with_features(reload_documents=False)
+    uri = open_file(store, path)
+    path.write_bytes(b"changed outside\n")
+    report = await _edit(files, path, b"outside", b"by agent")
+    assert report.via == "disk" and editor.received == [] and editor.reloads == []
+    assert path.read_bytes() == b"changed by agent\n"
+    assert any("Edited on disk" in n and "cannot reload" in n for n in report.notices), report.notices
+    assert store.by_uri(uri).text == "alpha\nbeta\ngamma\n"  # the editor's buffer, untouched
+
+
+async def test_a_buffer_the_editor_reloaded_itself_is_clean_again(tmp_path: Path) -> None:
+    path, store, editor, files = _setup(tmp_path)
+    uri = open_file(store, path)
+    path.write_bytes(b"changed outside\n")
+    store.did_change(uri, 2, [{"text": "changed outside\n"}], "utf-16")  # VS Code reloads clean buffers
+    state, _ = await files.state_of(path)
+    assert state.name == "CLEAN"
+    await _edit(files, path, b"outside", b"by agent")
+    assert path.read_bytes() == b"changed by agent\n" and editor.reloads == []
 
 
 async def test_disk_newer_dirty_is_a_conflict(tmp_path: Path) -> None:
