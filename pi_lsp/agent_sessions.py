@@ -128,12 +128,12 @@ class AgentSessions:
                 "Wait for it to finish or abort it (pi/abort)."
             )
         session = self.session(session_id)
-        self.active = session
         relay = EventRelay(self._send, session.id)
         journal = SessionJournal(session.id, host.env.cwd, self._journal_dir)
         from pi_lsp.llm.openai_compat import OpenAICompatProvider
 
         provider = OpenAICompatProvider(provider_settings(settings))
+        self.active = session
         cwd = host.env.cwd
         contexts = context_files(cwd)
         config = LoopConfig(
