@@ -11,9 +11,9 @@ sends SIGKILL to:
   :data:`TAG_VARIABLE` set to the registry's token in :meth:`ProcessRegistry.spawn_env`. Children
   inherit it, so daemonised grandchildren (double fork plus ``setsid``, a new group) are found by
   scanning ``/proc/*/environ`` even when they left the group;
-- with ``include_children=True`` (the daemon, once it is a child subreaper): every live child of
-  this process, which after :func:`become_child_subreaper` includes orphans adopted from the tools'
-  process trees, even ones that cleared their environment.
+- with ``include_children=True`` and only while this process is a child subreaper (the daemon,
+  ``pi-lsp exec``): every live child of this process, which after :func:`become_child_subreaper`
+  includes orphans adopted from the tools' process trees, even ones that cleared their environment.
 
 Adopted orphans are reaped here (``waitpid`` on their pid only; never ``waitpid(-1)``, which would
 steal exit statuses from asyncio's child watcher).
@@ -43,10 +43,34 @@ TAG_VARIABLE = "PI_LSP_PROCESS_TAG"
 """Environment variable that marks every process started through a registry."""
 
 PR_SET_CHILD_SUBREAPER = 36
-"""``prctl`` option number (linux/prctl.h)."""
+"""``prctl`` option numbers (linux/prctl.h)."""
+PR_GET_CHILD_SUBREAPER = 37
 
 _POLL_SECONDS = 0.02
 _PROC = Path("/proc")
+
+
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+def is_child_subreaper() -> bool:
+    """True when this process is a child subreaper (``prctl(PR_GET_CHILD_SUBREAPER)``); False
+    elsewhere or when it cannot be asked."""
+    libc = _libc()
+    if libc is None:
+        return False
+    flag = ctypes.c_int(0)
+    try:
+        result = libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    except AttributeError:
+        return False
+    return result == 0 and flag.value != 0
 
 
 def become_child_subreaper() -> bool:
@@ -57,12 +81,12 @@ def become_child_subreaper() -> bool:
     Called once at start-up by the daemon and by ``pi-lsp exec``. Returns ``True`` on success,
     ``False`` where unsupported (not Linux, no libc, the call failed); never raises.
     """
-    if not sys.platform.startswith("linux"):
+    libc = _libc()
+    if libc is None:
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         result = libc.prctl(PR_SET_CHILD_SUBREAPER, ctypes.c_ulong(1), 0, 0, 0)
-    except (OSError, AttributeError):
+    except AttributeError:
         return False
     if result != 0:
         log.warning("prctl(PR_SET_CHILD_SUBREAPER) failed: errno %d", ctypes.get_errno())
@@ -244,7 +268,7 @@ class ProcessRegistry:
         groups = set(self._groups) - {os.getpgrp()}  # never our own group
         pids = set(self.tagged_pids())
         pids.discard(os.getpid())
-        if include_children:
+        if include_children and is_child_subreaper():
             me = os.getpid()
             pids.update(p.pid for p in iter_processes() if p.ppid == me and p.state != "Z")
         return groups, pids
@@ -304,8 +328,10 @@ class ProcessRegistry:
     async def end_all(self, grace: float | None = None, *, include_children: bool = False) -> None:
         """End every tracked group and tagged process: SIGTERM, ``grace`` seconds, SIGKILL.
 
-        ``include_children``: also end every child of this process (set it when this process is a
-        child subreaper and all its children belong to the tools). Returns once nothing is left
+        ``include_children``: also end every child of this process, but only while this process
+        is a child subreaper (the daemon and ``pi-lsp exec``, whose children all belong to the
+        tools); elsewhere (a test runner hosting a session) it changes nothing, so unrelated
+        children are never touched. Returns once nothing is left
         alive (bounded: at most ``grace`` + about 1 s); never raises for processes already gone.
         """
         grace = self.kill_grace_seconds if grace is None else grace

@@ -21,6 +21,7 @@ from pi_lsp.tools.processes import (
     ProcessRegistry,
     group_members,
     is_alive,
+    is_child_subreaper,
     proc_info,
 )
 
@@ -120,7 +121,8 @@ _SUBREAPER_SCRIPT = textwrap.dedent(
     """
     import json, os, subprocess, time
     from pi_lsp.tools.processes import ProcessRegistry, become_child_subreaper, proc_info
-    ok = become_child_subreaper()
+    from pi_lsp.tools.processes import is_child_subreaper
+    ok = not is_child_subreaper() and become_child_subreaper() and is_child_subreaper()
     registry = ProcessRegistry(kill_grace_seconds=0.3)
     # a double fork with a cleared environment: found only because it is adopted by us
     subprocess.run(["/bin/bash", "-c", "(setsid env -i /bin/sleep 30 & echo $! > pid)"], check=True)
@@ -156,3 +158,17 @@ def test_signals_never_reach_our_own_group() -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert time.monotonic() - start < 1.0  # our own group is not even waited for
+
+
+def test_include_children_spares_unrelated_children_outside_a_subreaper() -> None:
+    # this test runner is no subreaper: a session hosted here must not end the runner's children
+    assert not is_child_subreaper()
+    registry = ProcessRegistry(kill_grace_seconds=0.1)
+    bystander = _spawn(None, "echo up; exec sleep 30")
+    try:
+        _ready(bystander)
+        registry.end_all_blocking(include_children=True)
+        assert is_alive(bystander.pid)
+    finally:
+        bystander.kill()
+        bystander.wait()
