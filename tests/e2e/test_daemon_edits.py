@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 
 from pi_lsp.editor.fake_editor import FakeEditor
 
@@ -230,3 +231,28 @@ async def test_saving_waits_for_the_post_edit_version_neovim_jumps(make_editor, 
     assert editor.buffer("nv.txt").version == 4  # changedtick-like jump, sent after the reply
     assert editor.save_requests[-1]["documents"][0]["version"] == 4
     assert path.read_bytes() == b"a\nB\n"
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "client_name", "encoding", "column"),
+    [("visual_studio_code", "Visual Studio Code", "utf-16", 7), ("neovim", "Neovim", "utf-8", 10)],
+)
+async def test_real_client_capability_snapshots(
+    make_editor, tmp_path: Path, snapshot: str, client_name: str, encoding: str, column: int
+) -> None:
+    """pytest-lsp's recorded capabilities of VS Code 1.65 and Neovim 0.11 (no documentChanges,
+    UTF-8 first): both get a versioned edit in their encoding."""
+    path = tmp_path / "snap.txt"
+    path.write_text("añ😀 = 1\n", encoding="utf-8")
+    editor: FakeEditor = await make_editor(
+        capabilities=pytest_lsp.client_capabilities(snapshot), client_name=client_name,
+        profile="neovim" if snapshot == "neovim" else "vscode", initialization_options=FAST,
+    )
+    assert editor.initialize_result.capabilities.position_encoding == encoding
+    editor.open("snap.txt", version=3)
+    result = await editor.call("edit", _edit("snap.txt", "= 1", "= 2"))
+    assert result["isError"] is False, editor.result_text(result)
+    document, text_edit = _only_text_edit(editor)
+    assert document == {"uri": path.as_uri(), "version": 3}
+    assert text_edit["range"]["start"] == {"line": 0, "character": column}  # after "añ😀 = "
+    assert path.read_text(encoding="utf-8") == "añ😀 = 2\n"
