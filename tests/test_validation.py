@@ -236,6 +236,20 @@ def test_deeply_nested_arguments_give_an_error_not_a_crash(models) -> None:
         ArgumentValidator(models["read"]).validate("read", {"path": nested})
 
 
+def test_numbers_beyond_a_double_are_infinite_as_in_js() -> None:
+    class Numbers(BaseModel):
+        n: float
+        s: str
+
+    validator = ArgumentValidator(Numbers)
+    assert validator.validate("t", {"n": 1, "s": 10**400}).s == "Infinity"
+    with pytest.raises(ToolError) as caught:
+        validator.validate("t", {"n": 10**400, "s": "x"})
+    assert caught.value.message == (
+        'Validation failed for tool "t":\n  - n: must be number\n\nReceived arguments:\n{\n  "n": null,\n  "s": "x"\n}'
+    )
+
+
 def test_js_json_stringify_matches_json_stringify_shape() -> None:
     assert js_json_stringify({"a": [1.0, 2.5, {}], "b": [], "c": "\u00e9\n"}) == (
         '{\n  "a": [\n    1,\n    2.5,\n    {}\n  ],\n  "b": [],\n  "c": "\u00e9\\n"\n}'

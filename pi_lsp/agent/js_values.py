@@ -34,7 +34,7 @@ def js_number_to_string(value: int | float) -> str:
         return "true" if value else "false"
     if isinstance(value, int) and abs(value) <= MAX_SAFE_INTEGER:
         return str(value)
-    number = float(value)
+    number = to_js_double(value)
     if math.isnan(number):
         return "NaN"
     if math.isinf(number):
@@ -56,6 +56,14 @@ def js_number_to_string(value: int | float) -> str:
     e = n - 1
     mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
     return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def to_js_double(value: int | float) -> float:
+    """``value`` as the double JS would hold: integers too large for a double become +-Infinity."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def js_string_to_number(text: str) -> float | None:
@@ -112,7 +120,7 @@ def _stringify(value: Any, out: list[str], current: str, step: str) -> None:
     elif isinstance(value, str):
         out.append(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
+        if not math.isfinite(to_js_double(value)):
             out.append("null")
         else:
             out.append(js_number_to_string(value))

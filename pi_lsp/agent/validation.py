@@ -43,6 +43,7 @@ from pi_lsp.agent.js_values import (
     js_json_stringify,
     js_number_to_string,
     js_string_to_number,
+    to_js_double,
 )
 from pi_lsp.agent.schema import json_schema_of
 from pi_lsp.agent.tool import ToolError
@@ -181,9 +182,9 @@ def _type_ok(kind: str, value: Any) -> bool:
         return value is None
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "number":
-        return is_number and math.isfinite(value)
+        return is_number and math.isfinite(to_js_double(value))
     if kind == "integer":
-        return is_number and math.isfinite(value) and float(value).is_integer()
+        return is_number and math.isfinite(to_js_double(value)) and float(value).is_integer()
     return True
 
 
