@@ -65,3 +65,27 @@ def test_prompt_edits_buffers_and_files_saves_asks_and_undoes(nvim: str, tmp_pat
     assert (ws / "closed.txt").read_text(encoding="utf-8") == "first\nSECOND\n"
     assert (ws / "dirty.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_pi_lsp_missing_from_path(nvim: str, tmp_path: Path) -> None:
+    (rc, data, output), _ = run_scenario(nvim, tmp_path, "missing_server.lua", shim=False)
+    assert_passed(rc, data, output)
+
+
+def test_server_crash_mid_run(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_crash.jsonl")
+    try:
+        (rc, data, output), _ = run_scenario(nvim, tmp_path, "server_crash.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr  # selection sent
+
+
+def test_prompt_while_another_runs(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_busy.jsonl", chunk_delay_ms=150)
+    try:
+        (rc, data, output), _ = run_scenario(nvim, tmp_path, "busy_prompt.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)

@@ -76,6 +76,16 @@ H.run(function()
   H.check('transcript: save', H.transcript_has('saved greet.py'))
   H.check('transcript: end', H.transcript_has('-- done (stop) --'))
 
+  local listed = nil
+  require('pi_lsp').tools(nil, function(lines) listed = lines end)
+  H.wait(5000, function() return listed ~= nil end)
+  H.check(':PiTools lists active and inactive tools', listed and vim.tbl_contains(listed, '* read')
+    and vim.tbl_contains(listed, '  grep'), listed)
+  local set = nil
+  require('pi_lsp').tools({ 'read', 'grep' }, function(lines) set = lines end)
+  H.wait(5000, function() return set ~= nil end)
+  H.check(':PiTools read grep sets the active tools', set and set[1] == 'pi-lsp active tools: read grep', set)
+
   -- one :undo reverts one agent edit
   api.nvim_set_current_buf(greet)
   vim.cmd('silent undo')

@@ -173,7 +173,10 @@ function M.ensure(root, bufnr)
   if problem then
     if not warned then
       warned = true
-      vim.notify(problem, vim.log.levels.ERROR)
+      -- scheduled: an error message inside BufReadPost would make Neovim treat the read as failed
+      vim.schedule(function()
+        vim.notify(problem, vim.log.levels.ERROR)
+      end)
     end
     return nil, problem
   end

@@ -95,7 +95,7 @@ function M.abort()
   end
   local client = vim.lsp.get_client_by_id(M.running.client_id)
   if client then
-    client_mod.notify(client, 'pi/abort', M.session_id and { sessionId = M.session_id } or {})
+    client_mod.notify(client, 'pi/abort', M.session_id and { sessionId = M.session_id } or vim.empty_dict())
     transcript.note('abort requested')
   end
   return true
@@ -138,7 +138,7 @@ function M.tools(names, done)
     end)
     return true
   end
-  client_mod.request(client, 'pi/listTools', {}, function(err, result)
+  client_mod.request(client, 'pi/listTools', vim.empty_dict(), function(err, result)
     if err then
       show({ 'pi-lsp: ' .. tostring(err.message or err) })
       return
