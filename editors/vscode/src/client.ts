@@ -1,0 +1,224 @@
+/**
+ * The pi-lsp language client: starts the server that {@link resolveServer} finds, advertises the
+ * `experimental.pi` capabilities, answers the server's `pi/saveDocuments`, `pi/reloadDocuments`
+ * and `workspace/configuration` requests, forwards `pi/event` to the transcript, and reports a
+ * missing, wrong or crashed server with a clear message and a restart action.
+ *
+ * `workspace/configuration` for section `pi` is answered with {@link serverSettings}: settings that
+ * can leak a key or widen rights are read from user scope only. `window/showMessageRequest`
+ * (approvals) is VS Code's own notification with the server's buttons.
+ */
+import * as vscode from 'vscode';
+import {
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, LanguageClientOptions,
+  ServerOptions, State, StaticFeature,
+} from 'vscode-languageclient/node';
+import { PI_CAPABILITIES, documentState, reloadDocuments, saveDocuments } from './documentSync';
+import { checkServerInfo, resolveServer } from './serverResolution';
+import { ServerSettings, serverEnvironment, serverSettings } from './settingsModel';
+import { Transcript } from './transcript';
+
+export const SECRET_KEY = 'pi.apiKey';
+
+/** Read one `pi.` key: user scope only for the sensitive keys, else the innermost set value. */
+export function readSetting(key: string, userScopeOnly: boolean): unknown {
+  const info = vscode.workspace.getConfiguration('pi').inspect(key);
+  if (!info) {
+    return undefined;
+  }
+  return userScopeOnly ? info.globalValue : info.workspaceFolderValue ?? info.workspaceValue ?? info.globalValue;
+}
+
+/** Adds `capabilities.experimental.pi` to `initialize`. */
+class PiCapabilitiesFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: any): void {
+    capabilities.experimental = { ...(capabilities.experimental ?? {}), pi: { ...PI_CAPABILITIES } };
+  }
+  initialize(): void {}
+  getState() {
+    return { kind: 'static' as const };
+  }
+  clear(): void {}
+}
+
+export class PiClient implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  private stopping = false;
+  private shownProblems = '';
+  private readonly disposables: vscode.Disposable[] = [];
+  readonly serverLog = vscode.window.createOutputChannel('Pi Server');
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly transcript: Transcript) {}
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** The settings as the server will get them; problems are reported once per distinct set. */
+  async settings(): Promise<ServerSettings> {
+    const key = await this.context.secrets.get(SECRET_KEY);
+    const result = serverSettings(readSetting, Boolean(key));
+    const shown = result.problems.join('\n');
+    if (shown && shown !== this.shownProblems) {
+      for (const problem of result.problems) {
+        this.transcript.note(`⚠ ${problem}`);
+      }
+      void vscode.window.showWarningMessage(`Pi: invalid settings, defaults used. ${result.problems.join(' ')}`);
+    }
+    this.shownProblems = shown;
+    return result;
+  }
+
+  /** Start the server; `false` (after telling the user why) when it cannot run. */
+  async start(): Promise<boolean> {
+    const found = resolveServer({ configuredPath: readSetting('server.path', true), envPath: process.env.PATH });
+    if (found.kind === 'missing') {
+      this.transcript.setStatus('stopped', found.message);
+      this.transcript.note(`✗ ${found.message}`);
+      void this.offerInstall(found.message, found.installCommands[0]);
+      return false;
+    }
+    const { settings } = await this.settings();
+    const args = readSetting('server.args', true);
+    const env = serverEnvironment(process.env, settings, await this.context.secrets.get(SECRET_KEY));
+    const serverOptions: ServerOptions = {
+      command: found.command,
+      args: ['--stdio', ...(Array.isArray(args) ? args.filter((a) => typeof a === 'string') : [])],
+      options: { env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      initializationOptions: { pi: settings },
+      outputChannel: this.serverLog,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          if (!this.stopping) {
+            void this.reportCrash();
+          }
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) {
+              return answers;
+            }
+            const pi = (await this.settings()).settings;
+            return params.items.map((item, i) => (item.section === 'pi' ? pi : answers[i]));
+          },
+        },
+      },
+    };
+    const client = new LanguageClient('pi', 'Pi', serverOptions, clientOptions);
+    client.registerFeature(new PiCapabilitiesFeature());
+    client.onNotification('pi/event', (params) => this.transcript.event(params));
+    client.onRequest('pi/saveDocuments', (params) => saveDocuments(params, (line) => this.transcript.note(line)));
+    client.onRequest('pi/reloadDocuments', (params) => reloadDocuments(params));
+    this.client = client;
+    this.stopping = false;
+    this.transcript.setStatus('starting');
+    try {
+      await client.start();
+    } catch (error) {
+      this.client = undefined;
+      const message = `The pi-lsp server (${found.command}) did not start: ${errorText(error)}`;
+      this.transcript.setStatus('stopped', message);
+      this.transcript.note(`✗ ${message}`);
+      void this.offerRestart(message);
+      return false;
+    }
+    const problem = checkServerInfo(client.initializeResult?.serverInfo);
+    if (problem) {
+      await this.stop();
+      this.transcript.setStatus('stopped', problem);
+      this.transcript.note(`✗ ${problem}`);
+      void this.offerInstall(problem, 'pipx install --force pi-lsp');
+      return false;
+    }
+    this.transcript.note(`pi-lsp ${client.initializeResult?.serverInfo?.version} started (${found.command}, from ${found.source})`);
+    this.transcript.setStatus('idle');
+    this.watchDocuments(client);
+    return true;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.stopping = true;
+    this.disposables.splice(0).forEach((d) => d.dispose());
+    if (client && client.state !== State.Stopped) {
+      try {
+        await client.stop(3000);
+      } catch (error) {
+        this.serverLog.appendLine(`stopping the server failed: ${errorText(error)}`);
+      }
+    }
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    return this.start();
+  }
+
+  /** Tell the server the settings changed (it pulls them with `workspace/configuration`). */
+  async settingsChanged(): Promise<void> {
+    await this.settings();
+    if (this.running) {
+      await this.client!.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.serverLog.dispose();
+  }
+
+  private watchDocuments(client: LanguageClient): void {
+    const send = (doc: vscode.TextDocument) => {
+      if (doc.uri.scheme === 'file' && client.state === State.Running) {
+        void client.sendNotification('pi/documentState', documentState(doc));
+      }
+    };
+    this.disposables.push(
+      vscode.workspace.onDidChangeTextDocument((e) => send(e.document)),
+      vscode.workspace.onDidSaveTextDocument(send),
+    );
+  }
+
+  private async reportCrash(): Promise<void> {
+    this.client = undefined;
+    this.disposables.splice(0).forEach((d) => d.dispose());
+    const message = 'The pi-lsp server stopped unexpectedly.';
+    this.transcript.setStatus('stopped', message);
+    this.transcript.note(`✗ ${message} See the "Pi Server" output for its log.`);
+    await this.offerRestart(message);
+  }
+
+  private async offerRestart(message: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(`Pi: ${message}`, 'Restart', 'Show Server Log');
+    if (choice === 'Restart') {
+      await this.restart();
+    } else if (choice === 'Show Server Log') {
+      this.serverLog.show(true);
+    }
+  }
+
+  private async offerInstall(message: string, command: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(`Pi: ${message}`, 'Copy Install Command', 'Open Settings', 'Retry');
+    if (choice === 'Copy Install Command') {
+      await vscode.env.clipboard.writeText(command);
+      void vscode.window.showInformationMessage(`Copied "${command}". Run it in a terminal, then run "Pi: Restart Server".`);
+    } else if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'pi.server.path');
+    } else if (choice === 'Retry') {
+      await this.restart();
+    }
+  }
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

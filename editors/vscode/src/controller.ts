@@ -1,0 +1,182 @@
+/**
+ * Pi's commands and the life of a prompt: `Pi: Prompt`, `Pi: Prompt with Selection`, `Pi: Abort`,
+ * `Pi: Show Log`, `Pi: Set API Key`, `Pi: Restart Server`.
+ *
+ * Rules (issue 8): one prompt at a time (a second one while a run is active is refused with a
+ * message, and the server refuses it too); nothing that runs code starts in an untrusted
+ * workspace: the server itself starts only once the workspace is trusted. A run continues the
+ * session of the previous one (the model keeps the conversation).
+ */
+import * as vscode from 'vscode';
+import { PiClient, SECRET_KEY, errorText } from './client';
+import { Transcript } from './transcript';
+
+export class PiController implements vscode.Disposable {
+  readonly transcript = new Transcript();
+  readonly client: PiClient;
+  sessionId: string | undefined;
+  running = false;
+  /** Every prompt result `{sessionId, stopReason, errorMessage?}` or `{error}`, in order. */
+  readonly results: unknown[] = [];
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.client = new PiClient(context, this.transcript);
+    const command = (id: string, run: (...args: any[]) => unknown) =>
+      context.subscriptions.push(vscode.commands.registerCommand(id, run));
+    command('pi.prompt', (text?: unknown) => this.promptCommand(typeof text === 'string' ? text : undefined));
+    command('pi.promptWithSelection', () => this.promptWithSelection());
+    command('pi.abort', () => this.abort());
+    command('pi.showLog', () => this.transcript.channel.show(true));
+    command('pi.setApiKey', () => this.setApiKey());
+    command('pi.restartServer', () => this.startIfTrusted(true));
+    context.subscriptions.push(
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.startIfTrusted()),
+      vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
+      context.secrets.onDidChange((e) => e.key === SECRET_KEY && this.restartWhenIdle('the API key changed')),
+    );
+  }
+
+  /** Start the server unless the workspace is untrusted (then wait for trust). */
+  async startIfTrusted(restart = false): Promise<boolean> {
+    if (!vscode.workspace.isTrusted) {
+      this.transcript.setStatus('untrusted');
+      this.transcript.note('Pi stays off until this workspace is trusted (it runs commands and edits files).');
+      return false;
+    }
+    return restart ? this.client.restart() : this.client.running || this.client.start();
+  }
+
+  async promptCommand(given?: string): Promise<void> {
+    if (!(await this.ready())) {
+      return;
+    }
+    const text = given ?? await vscode.window.showInputBox({
+      title: 'Pi: Prompt', prompt: 'What should Pi do?', placeHolder: 'e.g. make the failing test pass',
+      ignoreFocusOut: true,
+    });
+    if (text && text.trim() !== '') {
+      await this.prompt(text);
+    }
+  }
+
+  async promptWithSelection(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.selection.isEmpty) {
+      void vscode.window.showInformationMessage('Pi: select some text first.');
+      return;
+    }
+    if (!(await this.ready())) {
+      return;
+    }
+    const ask = await vscode.window.showInputBox({ title: 'Pi: Prompt with Selection', prompt: 'What should Pi do with the selection?', ignoreFocusOut: true });
+    if (!ask || ask.trim() === '') {
+      return;
+    }
+    const sel = editor.selection;
+    const where = `${vscode.workspace.asRelativePath(editor.document.uri)} lines ${sel.start.line + 1}-${sel.end.line + 1}`;
+    await this.prompt(`${ask}\n\nSelected in ${where}:\n\`\`\`\n${editor.document.getText(sel)}\n\`\`\``);
+  }
+
+  /** Send `pi/prompt` and wait for the run to end; the transcript streams meanwhile. */
+  async prompt(text: string): Promise<void> {
+    if (this.running) {
+      void vscode.window.showWarningMessage('Pi is already working on a prompt. Wait for it or run "Pi: Abort".');
+      return;
+    }
+    const client = this.client.client;
+    if (!client || !this.client.running) {
+      return;
+    }
+    this.running = true;
+    this.transcript.setStatus('running');
+    this.transcript.note(`\n» ${text}`);
+    try {
+      const params: Record<string, unknown> = { text };
+      if (this.sessionId) {
+        params.sessionId = this.sessionId;
+      }
+      const result: any = await client.sendRequest('pi/prompt', params);
+      this.results.push(result);
+      if (result && typeof result.sessionId === 'string') {
+        this.sessionId = result.sessionId;
+      }
+      if (result?.stopReason === 'error') {
+        void vscode.window.showErrorMessage(`Pi: the run failed: ${result.errorMessage ?? 'unknown error'}`, 'Show Log')
+          .then((c) => c && this.transcript.channel.show(true));
+      }
+    } catch (error) {
+      this.results.push({ error: errorText(error) });
+      this.transcript.note(`✗ the prompt failed: ${errorText(error)}`);
+      void vscode.window.showErrorMessage(`Pi: the prompt failed: ${errorText(error)}`);
+    } finally {
+      this.running = false;
+      this.transcript.setStatus(this.client.running ? 'idle' : 'stopped');
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (!this.running || !this.client.client) {
+      void vscode.window.showInformationMessage('Pi: nothing to abort.');
+      return;
+    }
+    this.transcript.note('(abort requested)');
+    await this.client.client.sendNotification('pi/abort', this.sessionId ? { sessionId: this.sessionId } : {});
+  }
+
+  async setApiKey(): Promise<void> {
+    const key = await vscode.window.showInputBox({
+      title: 'Pi: Set API Key', prompt: 'Stored in VS Code\'s secret storage and passed to the pi-lsp server. Empty removes it.',
+      password: true, ignoreFocusOut: true,
+    });
+    if (key === undefined) {
+      return;
+    }
+    if (key === '') {
+      await this.context.secrets.delete(SECRET_KEY);
+      void vscode.window.showInformationMessage('Pi: API key removed.');
+    } else {
+      await this.context.secrets.store(SECRET_KEY, key);
+      void vscode.window.showInformationMessage('Pi: API key stored.');
+    }
+  }
+
+  dispose(): void {
+    this.client.dispose();
+    this.transcript.dispose();
+  }
+
+  private async ready(): Promise<boolean> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('Pi runs commands and edits files: trust this workspace first.', 'Manage Workspace Trust')
+        .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
+      return false;
+    }
+    if (this.client.running) {
+      return true;
+    }
+    return this.client.start();
+  }
+
+  private configurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (!e.affectsConfiguration('pi')) {
+      return;
+    }
+    if (e.affectsConfiguration('pi.server') || e.affectsConfiguration('pi.apiKeyEnv')) {
+      void this.restartWhenIdle('the server settings changed');
+    } else {
+      void this.client.settingsChanged();
+    }
+  }
+
+  private async restartWhenIdle(why: string): Promise<void> {
+    if (!this.client.client && this.transcript.status !== 'stopped') {
+      return; // never started (untrusted): it will start with the new values
+    }
+    if (this.running) {
+      this.transcript.note(`${why}; run "Pi: Restart Server" after this prompt to apply it.`);
+      return;
+    }
+    this.transcript.note(`${why}: restarting the server.`);
+    await this.startIfTrusted(true);
+  }
+}
