@@ -4,6 +4,7 @@ model (a real loopback HTTP server streaming recorded turns)."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -41,7 +42,7 @@ async def start(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     replays: list[ReplayServer] = []
 
     async def make(turns: list, root: Path | None = None, **settings: Any) -> tuple[FakeEditor, ReplayServer]:
-        replay = CapturingReplay(turns, log=open("/dev/null", "w"))  # noqa: SIM115
+        replay = CapturingReplay(turns, log=io.StringIO())
         replays.append(replay)
         url = replay.start()
         pi = {"baseUrl": url, "model": "replay", "maxRetries": 0, **settings}
