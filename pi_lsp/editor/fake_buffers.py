@@ -60,6 +60,12 @@ class EditRefused(Exception):
         self.reason = reason
 
 
+class StaleVersion(EditRefused):
+    """A versioned edit for a buffer version other than the current one (each profile answers it
+    its own way: VS Code ``applied: false``, Neovim skips it and says ``applied: true``, eglot
+    replies with a JSON-RPC error; real-clients.md behaviour matrix)."""
+
+
 def uri_of(path: Path) -> str:
     """The ``file:`` URI of an absolute path."""
     return from_fs_path(str(path)) or path.as_uri()
@@ -108,12 +114,16 @@ class BufferSet:
         buffer.version = (buffer.version or 0) + self.version_step
         return buffer.version
 
-    def apply_workspace_edit(self, edit: types.WorkspaceEdit) -> list[tuple[Buffer, list[Any]]]:
+    def apply_workspace_edit(
+        self, edit: types.WorkspaceEdit, *, accept_newer: bool = False
+    ) -> list[tuple[Buffer, list[Any]]]:
         """Apply ``edit`` to the buffers, all or nothing.
 
         Returns ``(buffer, text_edits)`` for every buffer changed, in order, so the caller can
-        send ``didChange`` for the opened ones. Raises :class:`EditRefused` (nothing changed) for
-        a stale version, resource operations, overlapping edits or an unreadable file.
+        send ``didChange`` for the opened ones. Raises :class:`StaleVersion` for a versioned edit
+        whose version is not the buffer's (with ``accept_newer``, only for an older one, as
+        Neovim checks), :class:`EditRefused` (nothing changed) for resource operations,
+        overlapping edits or an unreadable file.
         """
         plan: list[tuple[str, int | None, bool, Sequence[Any]]] = []
         if edit.document_changes is not None:
@@ -130,8 +140,11 @@ class BufferSet:
             if buffer is None:
                 buffer = self._buffer_for_edit(uri)
                 text = buffer.text
-            if versioned and version is not None and buffer.opened and version != buffer.version:
-                raise EditRefused(
+            if (
+                versioned and version is not None and buffer.opened and buffer.version is not None
+                and (version < buffer.version if accept_newer else version != buffer.version)
+            ):
+                raise StaleVersion(
                     f"version mismatch for {uri}: edit has {version}, buffer has {buffer.version}"
                 )
             try:

@@ -1,14 +1,15 @@
 """``FakeEditor``: a real LSP client over stdio, for the tests and the demo.
 
 It starts the daemon (``python -m pi_lsp``) as a subprocess, initializes it with a capability
-profile (``"vscode"``: ``documentChanges``, UTF-16; ``"neovim"``: ``clientInfo`` Neovim, no
-``documentChanges``, UTF-8 first, jumping versions) or any ``ClientCapabilities`` (pytest-lsp's
-snapshots), mirrors its buffers with LSP line rules (:mod:`pi_lsp.editor.fake_buffers`), and answers
-the server: ``workspace/applyEdit`` (applied, refused, an error reply or never answered, as
+profile or any ``ClientCapabilities`` (pytest-lsp's snapshots), mirrors its buffers with LSP line
+rules (:mod:`pi_lsp.editor.fake_buffers`), and answers the server: ``workspace/applyEdit`` (applied, refused, an error reply or never answered, as
 configured), ``pi/saveDocuments``, ``pi/reloadDocuments``, ``workspace/configuration`` and
 ``window/showMessageRequest``. Everything the server sent is recorded for assertions and the demo
 log: ``apply_edits`` (raw JSON params, camelCase), ``save_requests``, ``reload_requests``,
 ``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``.
+
+The quirk profiles (``vscode``, ``neovim``, ``eglot``) are described in
+:mod:`pi_lsp.editor.fake_profiles`.
 """
 
 from __future__ import annotations
@@ -26,43 +27,21 @@ from pygls.exceptions import JsonRpcInternalError
 from pygls.lsp.client import LanguageClient
 
 import pi_lsp
-from pi_lsp.editor.fake_buffers import Buffer, BufferSet, EditRefused, uri_of
+from pi_lsp.editor.fake_buffers import Buffer, BufferSet, EditRefused, StaleVersion, uri_of
+from pi_lsp.editor.fake_profiles import (
+    ALL_PI_FEATURES,
+    PROFILES,
+    StaleReply,
+    SyncMode,
+    profile_capabilities,
+)
 from pi_lsp.editor.lsp_connection import raw_dict_converter
 from pi_lsp.editor.positions import position_at
 
 ApplyMode = Literal["apply", "reject", "error", "ignore"]
-SyncMode = Literal["before_reply", "after_reply", "never"]
 BeforeApply = Callable[["FakeEditor", types.ApplyWorkspaceEditParams], Awaitable[None] | None]
 
-ALL_PI_FEATURES = {"saveDocuments": True, "reloadDocuments": True, "editClosedFiles": True, "documentState": True}
-
-
-def profile_capabilities(profile: str, encodings: Sequence[str] | None = None) -> types.ClientCapabilities:
-    """Hand-written capabilities of a VS Code-like (``"vscode"``) or Neovim-like client."""
-    neovim = profile == "neovim"
-    return types.ClientCapabilities(
-        workspace=types.WorkspaceClientCapabilities(
-            apply_edit=True,
-            workspace_edit=types.WorkspaceEditClientCapabilities(
-                document_changes=None if neovim else True,
-                normalizes_line_endings=None if neovim else True,
-            ),
-            configuration=True,
-            workspace_folders=True,
-            did_change_configuration=types.DidChangeConfigurationClientCapabilities(),
-        ),
-        text_document=types.TextDocumentClientCapabilities(
-            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True)
-        ),
-        window=types.WindowClientCapabilities(
-            show_message=types.ShowMessageRequestClientCapabilities()
-        ),
-        general=types.GeneralClientCapabilities(
-            position_encodings=list(encodings)
-            if encodings is not None
-            else (["utf-8", "utf-16", "utf-32"] if neovim else ["utf-16"])
-        ),
-    )
+__all__ = ["ALL_PI_FEATURES", "FakeEditor", "profile_capabilities"]
 
 
 class FakeEditor:
@@ -92,6 +71,9 @@ class FakeEditor:
         message_answer: str | None = None,
         before_apply: BeforeApply | None = None,
         version_step: int | None = None,
+        stale_reply: StaleReply | None = None,
+        sync_delay: float | None = None,
+        formatter: Callable[[str], str] | None = None,
     ) -> None:
         self.root = Path(root)
         self.profile = profile
@@ -100,18 +82,25 @@ class FakeEditor:
         experimental["pi"] = dict(ALL_PI_FEATURES if experimental_pi is None else experimental_pi)
         caps.experimental = experimental
         self.capabilities = caps
-        self.client_name = client_name or ("Neovim" if profile == "neovim" else "Visual Studio Code")
+        quirks = PROFILES.get(profile, PROFILES["vscode"])
+        self.client_name = client_name or quirks.client_name
         self.folders = [self.root, *map(Path, extra_folders)]
         self.initialization_options = initialization_options
         self.configuration = configuration
         self.server_command = list(server_command or [sys.executable, "-m", "pi_lsp"])
         self.env = env
         self.apply_mode: ApplyMode = apply_mode
-        self.sync_mode: SyncMode = sync_mode or ("after_reply" if profile == "neovim" else "before_reply")
+        self.sync_mode: SyncMode = sync_mode or quirks.sync_mode
+        self.sync_delay = quirks.sync_delay if sync_delay is None else sync_delay
+        self.stale_reply: StaleReply = stale_reply or quirks.stale_reply
+        self.accept_newer = quirks.accept_newer
+        self.formatter = formatter
+        self.pending: dict[str, Buffer] = {}
+        """Buffers changed by an edit whose ``didChange`` waits for :meth:`flush` (``never``)."""
         self.save_mode = save_mode
         self.message_answer = message_answer
         self.before_apply = before_apply
-        self.buffers = BufferSet(version_step=version_step or (4 if profile == "neovim" else 1))
+        self.buffers = BufferSet(version_step=version_step or quirks.version_step)
         self.apply_edits: list[dict[str, Any]] = []
         self.apply_replies: list[dict[str, Any]] = []
         self.save_requests: list[dict[str, Any]] = []
@@ -208,7 +197,9 @@ class FakeEditor:
         return buffer
 
     def type(self, path: str | Path, start: int, end: int, text: str) -> Buffer:
-        """The user replaces code points ``start:end`` with ``text``: incremental didChange."""
+        """The user replaces code points ``start:end`` with ``text``: incremental didChange
+        (pending edit changes are flushed first, as a client sends its changes in order)."""
+        self.flush()
         buffer = self.buffer(path)
         (sl, sc), (el, ec) = (position_at(buffer.text, o, self.buffers.encoding) for o in (start, end))
         buffer.text = buffer.text[:start] + text + buffer.text[end:]
@@ -220,10 +211,16 @@ class FakeEditor:
 
     def set_text(self, path: str | Path, text: str) -> Buffer:
         """Replace the whole buffer (a full-text didChange)."""
+        self.pending.pop(self.buffer(path).uri, None)
         buffer = self.buffer(path)
         buffer.text = text
         self._did_change(buffer, [types.TextDocumentContentChangeWholeDocument(text=text)])
         return buffer
+
+    def flush(self) -> None:
+        """Send the ``didChange``\ s an edit left pending (eglot's idle timer; sync mode ``never``)."""
+        pending, self.pending = self.pending, {}
+        self._sync([(buffer, []) for buffer in pending.values()])
 
     def save(self, path: str | Path) -> Buffer:
         """The user saves: write the disk, send didSave."""
@@ -324,14 +321,22 @@ class FakeEditor:
         if self.apply_mode == "reject":
             return self._reply(False, "the fake editor was told to refuse this edit")
         try:
-            changed = self.buffers.apply_workspace_edit(params.edit)
+            changed = self.buffers.apply_workspace_edit(params.edit, accept_newer=self.accept_newer)
+        except StaleVersion as exc:
+            if self.stale_reply == "error":  # eglot: "Edits on 'x' require version 1, you have 5"
+                raise JsonRpcInternalError(message=exc.reason) from None
+            if self.stale_reply == "skip":  # Neovim: "Buffer ... newer than edits", applied: true
+                return self._reply(True, None)
+            return self._reply(False, exc.reason)
         except EditRefused as exc:
             return self._reply(False, exc.reason)
         opened = [(buffer, edits) for buffer, edits in changed if buffer.opened]
         if self.sync_mode == "before_reply":
             self._sync(opened)
         elif self.sync_mode == "after_reply":
-            asyncio.get_running_loop().call_soon(self._sync, opened)
+            asyncio.get_running_loop().call_later(self.sync_delay, self._sync, opened)
+        else:
+            self.pending.update((buffer.uri, buffer) for buffer, _ in opened)
         return self._reply(True, None)
 
     def _reply(self, applied: bool, reason: str | None) -> types.ApplyWorkspaceEditResult:
@@ -356,6 +361,7 @@ class FakeEditor:
             elif buffer.opened and version != buffer.version:
                 skipped.append({"uri": uri, "reason": f"version is {buffer.version}, not {version}"})
             else:
+                self._format(buffer)
                 self.buffers.save(buffer)
                 if buffer.opened:
                     self._did_save(buffer)
@@ -379,6 +385,16 @@ class FakeEditor:
             except (ValueError, OSError, UnicodeDecodeError) as exc:
                 skipped.append({"uri": uri, "reason": str(exc)})
         return {"reloaded": reloaded, "skipped": skipped}
+
+    def _format(self, buffer: Buffer) -> None:
+        """A formatter on save: changes the buffer (a didChange) before it is written."""
+        if self.formatter is None:
+            return
+        formatted = self.formatter(buffer.text)
+        if formatted != buffer.text:
+            buffer.text = formatted
+            if buffer.opened:
+                self._did_change(buffer, [types.TextDocumentContentChangeWholeDocument(text=formatted)])
 
     def _did_change(self, buffer: Buffer, changes: list[Any]) -> None:
         version = self.buffers.bump(buffer)
