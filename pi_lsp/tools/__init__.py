@@ -31,17 +31,11 @@ _FACTORIES = {
 def create_tools(env: ToolEnvironment) -> list[Tool]:
     """Build every built-in tool for ``env``, in :data:`TOOL_NAMES` order.
 
-    Each tool class takes the environment as its only constructor argument. A tool whose module
-    is not there yet is left out (the registry then simply does not know it).
+    Each tool class takes the environment as its only constructor argument. Modules are imported
+    here, not at package import, so importing :mod:`pi_lsp.tools` stays cheap.
     """
     tools: list[Tool] = []
     for name in TOOL_NAMES:
         module_name, class_name = _FACTORIES[name]
-        try:
-            module = import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue
-            raise
-        tools.append(getattr(module, class_name)(env))
+        tools.append(getattr(import_module(module_name), class_name)(env))
     return tools
