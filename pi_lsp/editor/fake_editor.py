@@ -218,7 +218,7 @@ class FakeEditor:
         return buffer
 
     def flush(self) -> None:
-        """Send the ``didChange``\ s an edit left pending (eglot's idle timer; sync mode ``never``)."""
+        """Send the ``didChange``\\ s an edit left pending (eglot's idle timer; sync mode ``never``)."""
         pending, self.pending = self.pending, {}
         self._sync([(buffer, []) for buffer in pending.values()])
 
