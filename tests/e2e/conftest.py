@@ -15,10 +15,14 @@ from tests.e2e.daemon_support import RawServer, server_env, server_tmp
 
 @pytest.fixture
 async def make_editor(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """``await make_editor(root=None, **FakeEditor options)``: a started editor, stopped at teardown."""
+    """``await make_editor(root=None, **FakeEditor options)``: a started editor, stopped at teardown.
+
+    Unless told otherwise, the editor answers approval prompts with "Allow for this session"."""
     editors: list[FakeEditor] = []
 
     async def make(root: Path | None = None, **options: Any) -> FakeEditor:
+        # these tests are about the daemon's plumbing: the user approves what the policy asks
+        options.setdefault("message_answer", "Allow for this session")
         editor = FakeEditor(root or tmp_path, env=server_env(TMPDIR=str(server_tmp(tmp_path))), **options)
         editors.append(editor)
         await editor.start()
