@@ -15,6 +15,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="$HERE/.cache"
 CS="$CACHE/code-server"
 CS_VERSION=4.100.3
+# code-server writes a default config under XDG_CONFIG_HOME on every start: keep it in the cache.
+cs_version() { XDG_CONFIG_HOME="$CACHE/xdg-config" XDG_DATA_HOME="$CACHE/xdg-data" "$CS/node_modules/.bin/code-server" --version; }
 
 need_apt=()
 command -v chromium >/dev/null || need_apt+=(chromium)
@@ -27,7 +29,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if ! "$CS/node_modules/.bin/code-server" --version 2>/dev/null | grep -q "^$CS_VERSION"; then
+if ! cs_version 2>/dev/null | grep -q "^$CS_VERSION"; then
     # @vscode/ripgrep's postinstall downloads rg from GitHub: seed its cache with Debian's rg.
     rg_cache="$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-1.15.11"
     rg_tar="$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
@@ -45,8 +47,9 @@ if ! "$CS/node_modules/.bin/code-server" --version 2>/dev/null | grep -q "^$CS_V
     # yes: node-pty's postinstall runs `npx node-gyp`, fetched from the npm registry.
     (cd "$CS" && npm_config_unsafe_perm=true npm_config_nodedir=/usr npm_config_yes=true \
         npm install --no-audit --no-fund --loglevel=error "code-server@$CS_VERSION")
-    "$CS/node_modules/.bin/code-server" --version
+    cs_version
 fi
 
-(cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error)
-(cd "$HERE/test-workbench" && npm ci --no-audit --no-fund --loglevel=error)
+# npm dependencies from the committed lock files (npm ci starts from scratch: only when missing).
+[ -d "$HERE/node_modules" ] || (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error)
+[ -d "$HERE/test-workbench/node_modules" ] || (cd "$HERE/test-workbench" && npm ci --no-audit --no-fund --loglevel=error)

@@ -1,0 +1,238 @@
+// The real-workbench test of the Pi extension: code-server (VS Code 1.100.3) in headless Chromium,
+// driven by playwright-core through the UI (command palette, input box, keyboard).
+//
+// Flow: install the packed .vsix into a fresh extensions dir; start code-server on a copy of
+// ./workspace with the user settings pointing Pi at PI_LSP_SERVER and PI_BASE_URL (a pi-lsp replay
+// of ./session.jsonl); open greeting.py; run "Pi: Prompt"; wait for the run to end; then assert
+// through the extension's test-only command "Pi: Report State (test only)" (it writes JSON to
+// $PI_VSCODE_TEST_STATE), never by scraping the page:
+//   the open document changed through the agent's edit and was saved (disk matches), the unopened
+//   NOTES.md was edited and saved, the transcript holds the tool calls, and ONE undo reverts
+//   greeting.py's buffer (disk keeps the saved edit).
+// Time-bounded (E2E_TIMEOUT_MS, default 180000). On failure: prints what it saw (checks, last state,
+// code-server log tail) and keeps a screenshot at $E2E_DIR/failure.png. Exit 0 = all checks passed.
+//
+// Environment: CODE_SERVER, VSIX, PI_LSP_SERVER, PI_BASE_URL, E2E_DIR (created, must be writable),
+// CHROMIUM (default /usr/bin/chromium).
+'use strict';
+const { chromium } = require('playwright-core');
+const { spawn, spawnSync } = require('child_process');
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+
+const env = (name, fallback) => {
+  const value = process.env[name] || fallback;
+  if (!value) { console.error(`run.js: set ${name}`); process.exit(2); }
+  return value;
+};
+const CODE_SERVER = env('CODE_SERVER');
+const VSIX = env('VSIX');
+const SERVER = env('PI_LSP_SERVER');
+const BASE_URL = env('PI_BASE_URL');
+const DIR = env('E2E_DIR');
+const CHROMIUM = env('CHROMIUM', '/usr/bin/chromium');
+const TIMEOUT_MS = Number(process.env.E2E_TIMEOUT_MS || 180000);
+
+const WS = path.join(DIR, 'ws');
+const EXT = path.join(DIR, 'ext');
+const UD = path.join(DIR, 'ud');
+const STATE = path.join(DIR, 'state.json');
+const ORIGINAL = fs.readFileSync(path.join(__dirname, 'workspace', 'greeting.py'), 'utf8');
+const EXPECTED = ORIGINAL.replace('return "Hello, " + name', 'return "Hello, " + name + "!"');
+const NOTES_EXPECTED = '# Notes\n\n## Changes\n\n- greet() ends with an exclamation mark.\n';
+const PROMPT = 'Make greet() end with an exclamation mark and note it in NOTES.md.';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const checks = [];
+const check = (name, ok, detail) => {
+  checks.push({ name, ok: Boolean(ok) });
+  console.log(`${ok ? 'OK  ' : 'FAIL'} ${name}${ok ? '' : `\n     saw: ${JSON.stringify(detail)}`}`);
+  return Boolean(ok);
+};
+let page;
+let lastState = null;
+let csLog = '';
+let cs;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
+
+async function waitUntil(what, fn, ms, every = 250) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(every);
+  }
+}
+
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Open the quick input with F1, type `text`, pick the row whose label is exactly `label`. */
+async function pick(text, label) {
+  const input = page.locator('.quick-input-widget input.input');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('F1');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(text);
+  const row = page.locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
+  await row.waitFor({ state: 'visible', timeout: 5000 });
+  await row.click();
+}
+
+/** Run the test-only command and read the state it wrote; null when it is not available yet. */
+async function reportState() {
+  fs.rmSync(STATE, { force: true });
+  try {
+    await pick('>Pi: Report State', 'Pi: Report State (test only)');
+    await waitUntil('state.json', () => fs.existsSync(STATE), 5000, 50);
+  } catch (error) {
+    await page.keyboard.press('Escape').catch(() => {});
+    return null;
+  }
+  lastState = JSON.parse(fs.readFileSync(STATE, 'utf8'));
+  return lastState;
+}
+
+const doc = (state, name) => state.documents.find((d) => path.basename(d.path) === name);
+
+async function main() {
+  for (const d of [WS, EXT, UD]) { fs.rmSync(d, { recursive: true, force: true }); fs.mkdirSync(d, { recursive: true }); }
+  fs.cpSync(path.join(__dirname, 'workspace'), WS, { recursive: true });
+  fs.mkdirSync(path.join(UD, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(UD, 'User', 'settings.json'), JSON.stringify({
+    'pi.server.path': SERVER,
+    'pi.baseUrl': BASE_URL,
+    'pi.model': 'replay',
+    'files.autoSave': 'off',
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'editor.formatOnSave': false,
+  }, null, 1));
+
+  const install = spawnSync(CODE_SERVER, ['--extensions-dir', EXT, '--user-data-dir', UD, '--install-extension', VSIX],
+    { encoding: 'utf8', timeout: 60000 });
+  if (!check('the .vsix installs into code-server', install.status === 0, `${install.stdout}${install.stderr}`)) {
+    throw new Error('install failed');
+  }
+
+  const port = await freePort();
+  fs.writeFileSync(path.join(DIR, 'cs-config.yaml'), 'auth: none\ncert: false\n');
+  cs = spawn(CODE_SERVER, [
+    '--config', path.join(DIR, 'cs-config.yaml'), '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--disable-getting-started-override', '--extensions-dir', EXT, '--user-data-dir', UD, WS,
+  ], { env: { ...process.env, PI_VSCODE_TEST_STATE: STATE }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  cs.stdout.on('data', (d) => { csLog += d; });
+  cs.stderr.on('data', (d) => { csLog += d; });
+  let browser;
+  try {
+    await waitUntil('code-server to listen', () => csLog.includes('HTTP server listening'), 30000, 50);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu',
+      '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(WS)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+
+    const ready = await waitUntil('the extension and its server', async () => {
+      const s = await reportState();
+      return s && s.serverRunning ? s : null;
+    }, 60000, 500);
+    check('the extension started pi-lsp', ready.status === 'idle', ready.status);
+
+    await pick('greeting.py', 'greeting.py');
+    await waitUntil('greeting.py in the editor', async () => {
+      const s = await reportState();
+      return s && s.activeEditor && path.basename(s.activeEditor) === 'greeting.py';
+    }, 15000, 300);
+
+    await pick('>Pi: Prompt', 'Pi: Prompt');
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Pi: Prompt' }).waitFor({ timeout: 10000 });
+    await page.locator('.quick-input-widget input.input').fill(PROMPT);
+    await page.keyboard.press('Enter');
+
+    const done = await waitUntil('the prompt to finish', async () => {
+      const s = await reportState();
+      return s && s.results.length > 0 && !s.running ? s : null;
+    }, 60000, 1000);
+    check('the run ended with stopReason "stop"', done.results[0] && done.results[0].stopReason === 'stop', done.results);
+    const g = doc(done, 'greeting.py');
+    check('greeting.py buffer holds the agent\'s edit', g && g.text === EXPECTED, g && g.text);
+    check('greeting.py was saved (not dirty)', g && g.isDirty === false, g);
+    check('greeting.py on disk matches the buffer', fs.readFileSync(path.join(WS, 'greeting.py'), 'utf8') === EXPECTED,
+      fs.readFileSync(path.join(WS, 'greeting.py'), 'utf8'));
+    const n = doc(done, 'NOTES.md');
+    check('NOTES.md (never opened) edited through the editor and saved',
+      fs.readFileSync(path.join(WS, 'NOTES.md'), 'utf8') === NOTES_EXPECTED && (!n || !n.isDirty),
+      [fs.readFileSync(path.join(WS, 'NOTES.md'), 'utf8'), n]);
+    const calls = done.toolCalls.map((c) => `${c.name}:${c.status}`);
+    check('the tool calls ran: read, edit, edit', JSON.stringify(calls) === JSON.stringify(['read:done', 'edit:done', 'edit:done']), calls);
+    for (const line of ['▶ read {"path":"greeting.py"}', '✔ edit', 'Successfully replaced 1 block(s) in greeting.py.',
+      '💾 saved greeting.py', 'Done: greet() now ends with an exclamation mark', '── Pi run done ──']) {
+      check(`the transcript holds "${line}"`, done.transcript.includes(line), done.transcript);
+    }
+
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Z');
+    const undone = await waitUntil('the undo', async () => {
+      const s = await reportState();
+      const d = s && doc(s, 'greeting.py');
+      return d && d.text !== EXPECTED ? s : null;
+    }, 10000, 300).catch(() => lastState);
+    const u = doc(undone, 'greeting.py');
+    check('one undo reverts the agent\'s edit in the buffer', u && u.text === ORIGINAL, u && u.text);
+    check('after the undo the disk still holds the saved edit', fs.readFileSync(path.join(WS, 'greeting.py'), 'utf8') === EXPECTED);
+  } finally {
+    if (checks.some((c) => !c.ok) || checks.length === 0) await screenshot();
+    if (browser) await browser.close().catch(() => {});
+    try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* already gone */ }
+    fs.writeFileSync(path.join(DIR, 'code-server.log'), csLog);
+  }
+}
+
+async function screenshot() {
+  if (!page) return;
+  const file = path.join(DIR, 'failure.png');
+  await page.screenshot({ path: file, timeout: 10000 }).then(() => console.log(`screenshot: ${file}`)).catch(() => {});
+}
+
+function report(error) {
+  if (error) console.log(`HARNESS ERROR: ${error.stack || error}`);
+  const failed = error || checks.length === 0 || checks.some((c) => !c.ok);
+  if (failed) {
+    console.log('--- last reported state ---');
+    console.log(lastState ? JSON.stringify({ ...lastState, transcript: undefined }, null, 1) : '(none)');
+    console.log('--- transcript ---');
+    console.log(lastState ? lastState.transcript : '(none)');
+    console.log('--- code-server log (tail) ---');
+    console.log(csLog.split('\n').slice(-40).join('\n'));
+  }
+  console.log(`${checks.filter((c) => c.ok).length}/${checks.length} checks passed${failed ? '; FAILED' : ''}`);
+  return failed ? 1 : 0;
+}
+
+const t0 = Date.now();
+const timer = setTimeout(async () => {
+  console.log(`HARNESS TIMEOUT after ${TIMEOUT_MS} ms`);
+  await screenshot();
+  report(new Error('timeout'));
+  try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* not started or gone */ }
+  fs.writeFileSync(path.join(DIR, 'code-server.log'), csLog);
+  process.exit(1);
+}, TIMEOUT_MS);
+main().then(() => report(null), (error) => report(error)).then((rc) => {
+  clearTimeout(timer);
+  console.log(`total ${Date.now() - t0} ms`);
+  process.exit(rc);
+});
