@@ -218,7 +218,9 @@ class FakeEditor:
         return buffer
 
     def flush(self) -> None:
-        """Send the ``didChange``\\ s an edit left pending (eglot's idle timer; sync mode ``never``)."""
+        """Send the ``didChange``\\ s an edit left pending (Neovim's debounce, eglot's idle timer).
+
+        The user's own changes flush them first, so the server sees every change in order."""
         pending, self.pending = self.pending, {}
         self._sync([(buffer, []) for buffer in pending.values()])
 
@@ -333,10 +335,10 @@ class FakeEditor:
         opened = [(buffer, edits) for buffer, edits in changed if buffer.opened]
         if self.sync_mode == "before_reply":
             self._sync(opened)
-        elif self.sync_mode == "after_reply":
-            asyncio.get_running_loop().call_later(self.sync_delay, self._sync, opened)
-        else:
+        else:  # held back until flushed: by Neovim's debounce timer, by eglot's idle timer (never here)
             self.pending.update((buffer.uri, buffer) for buffer, _ in opened)
+            if self.sync_mode == "after_reply":
+                asyncio.get_running_loop().call_later(self.sync_delay, self.flush)
         return self._reply(True, None)
 
     def _reply(self, applied: bool, reason: str | None) -> types.ApplyWorkspaceEditResult:
