@@ -91,7 +91,7 @@ def test_vsix_holds_the_bundle_and_the_manifest(vsix: Path) -> None:
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
 
 
-def test_real_workbench_prompt_edit_save_undo(vsix: Path, tmp_path: Path) -> None:
+def test_real_workbench_prompt_edit_save_undo(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if os.environ.get("CI") != "true":
         pytest.skip(
             "SKIPPED LOUDLY: the real VS Code workbench test (code-server + headless Chromium) runs only "
@@ -99,6 +99,7 @@ def test_real_workbench_prompt_edit_save_undo(vsix: Path, tmp_path: Path) -> Non
         )
     missing = [str(p) for p in (CODE_SERVER, CHROMIUM) if not p.exists()]
     assert not missing, f"CI=true but {missing} missing: run editors/vscode/ci-setup.sh first"
+    vsix: Path = request.getfixturevalue("vsix")
     npm = _npm()
     _ensure_node_modules(npm, WORKBENCH)
     shim = make_shim(tmp_path / "bin")
