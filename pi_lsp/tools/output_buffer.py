@@ -263,6 +263,13 @@ class OutputBuffer:
             self.last_line_bytes = size - encoded.rfind(b"\n") - 1
         else:
             self.last_line_bytes += size
+        if size > 2 * self._rolling:  # a big chunk alone: keep its end, never copy the rest
+            start = size - self._rolling
+            while start < size and (encoded[start] & 0xC0) == 0x80:
+                start += 1
+            self._tail_at_line_start = encoded[start - 1] == 0x0A
+            self._tail = bytearray(memoryview(encoded)[start:])
+            return
         self._tail += encoded
         if len(self._tail) > 2 * self._rolling:
             self._trim_tail()
