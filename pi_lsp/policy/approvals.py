@@ -1,0 +1,237 @@
+"""The approval hook: allow, ask or deny every tool call before it runs (issue 9, design.md 8).
+
+:class:`ApprovalPolicy` is a ``before_tool_call`` hook (register it with
+``pipeline.add_before_hook(policy, first=True)``) that applies alike to the daemon's own agent
+loop and to external ``pi/executeToolCall``\\ s. For each call it takes the
+:class:`~pi_lsp.policy.call_scope.CallScope`, the :func:`~pi_lsp.policy.rules.decide` verdict, and:
+
+- ``allow``: the call runs;
+- ``deny``: the call is blocked with an error result saying why;
+- ``ask``: a session grant for exactly this scope lets it run; otherwise the injected ``ask``
+  callable asks the user (the daemon: ``window/showMessageRequest`` with the actions
+  :data:`ALLOW_ONCE`, :data:`ALLOW_SESSION`, :data:`DENY`). ``Allow for this session`` records a
+  grant for exactly the scope the prompt showed (same tool, same command text or same absolute
+  path), kept per session id until :meth:`ApprovalPolicy.end_session`. ``Deny`` or a dismissed
+  prompt blocks the call: the model is told the user declined. No answer within
+  ``pi.approvals.timeoutSeconds``, or an editor that cannot ask (:class:`ApprovalUnavailable`),
+  or no ``ask`` at all (``pi-lsp exec``): the configured fallback (default ``deny``), and the
+  result says why.
+
+An abort while the prompt is open cancels the wait: the call gets ``Operation aborted`` from the
+pipeline, the decision is journaled as cancelled, and an answer arriving later changes nothing
+(no grant is recorded). Every decision is passed to the injected ``journal(entry)`` callable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pi_lsp.agent.hooks import BeforeToolCallContext, BeforeToolCallResult
+from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.llm.types import now_ms
+from pi_lsp.policy.call_scope import CallScope, call_scope
+from pi_lsp.policy.protected_paths import ProtectedPaths
+from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
+from pi_lsp.policy.workspace_scope import WorkspaceScope
+from pi_lsp.tools.environment import ToolEnvironment
+
+logger = logging.getLogger(__name__)
+
+ALLOW_ONCE = "Allow once"
+ALLOW_SESSION = "Allow for this session"
+DENY = "Deny"
+ANSWERS: tuple[str, ...] = (ALLOW_ONCE, ALLOW_SESSION, DENY)
+"""The prompt's actions, in the order shown."""
+
+Fallback = Literal["allow", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One question to the user.
+
+    Attributes:
+        session_id: the agent session (``"external"`` for ``pi/executeToolCall``).
+        tool_call_id: the call's id.
+        scope: what the call touches (:class:`CallScope`); ``scope.shown`` is the exact command,
+            path or tool name a grant would cover.
+        reason: why it asks (``a.txt is outside the workspace``).
+    """
+
+    session_id: str
+    tool_call_id: str
+    scope: CallScope
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """The prompt text: tool, exact scope and why it asks."""
+        what = {"command": "run the command", "path": "use the path"}.get(self.scope.kind, "use the tool")
+        subject = f"`{self.scope.shown}`" if self.scope.kind != "tool" else self.scope.tool
+        return f"pi: allow {self.scope.tool} to {what} {subject}?\nWhy this asks: {self.reason}."
+
+
+class ApprovalUnavailable(Exception):
+    """Raised by an ``ask`` callable when the editor cannot ask (no such request, an error reply,
+    the connection gone); ``str()`` says why. The configured fallback applies."""
+
+
+Ask = Callable[[ApprovalRequest], Awaitable[str | None]]
+"""``await ask(request)`` -> one of :data:`ANSWERS`, or ``None`` when the user dismissed the prompt;
+may raise :class:`ApprovalUnavailable`. The policy applies the timeout and may cancel it."""
+
+Journal = Callable[[dict[str, Any]], None]
+"""Receives one camelCase entry per decision (``{"type": "approval", ...}``); must not raise."""
+
+
+@dataclass
+class _Outcome:
+    allow: bool
+    source: str
+    reason: str
+    answer: str | None = None
+
+
+class ApprovalPolicy:
+    """The approval hook of one daemon or ``pi-lsp exec`` session (see the module docstring).
+
+    ``env`` gives the working directory, the workspace folders and the temp folder (read at each
+    call, so folder changes apply); ``known_tools`` are the registered tool names (for rule
+    checks); ``ask`` is ``None`` where nobody can be asked; ``unavailable_reason`` is what the
+    result says then. Configure rules with :meth:`configure`.
+    """
+
+    def __init__(
+        self,
+        env: ToolEnvironment,
+        known_tools: Collection[str],
+        *,
+        ask: Ask | None = None,
+        journal: Journal | None = None,
+        unavailable_reason: str = "there is no editor to ask",
+    ) -> None:
+        self.env = env
+        self.known_tools = set(known_tools)
+        self.ask = ask
+        self.journal = journal
+        self.unavailable_reason = unavailable_reason
+        self.workspace = WorkspaceScope(lambda: self.env.workspace_folders or [self.env.cwd], env.temp_dir)
+        self.rules: list[ApprovalRule] = []
+        self.protected = ProtectedPaths()
+        self.timeout_seconds = 120.0
+        self.fallback: Fallback = "deny"
+        self.grants: dict[str, set[tuple[str, str, str]]] = {}
+
+    def configure(
+        self,
+        rules: Any = None,
+        *,
+        protected_paths: Sequence[object] = (),
+        timeout_seconds: float = 120.0,
+        fallback: Fallback = "deny",
+    ) -> list[str]:
+        """Apply ``pi.approvals`` and ``pi.protectedPaths``; return the problems to report.
+
+        Malformed rules leave the default rules in force (:func:`parse_rules`); bad protected-path
+        globs are left out while the built-in list stays. Never raises.
+        """
+        self.rules, problems = parse_rules(rules, self.known_tools)
+        self.protected, path_problems = ProtectedPaths.from_settings(protected_paths)
+        self.timeout_seconds = timeout_seconds
+        self.fallback = fallback
+        return problems + path_problems
+
+    def end_session(self, session_id: str) -> None:
+        """Forget the session's grants (a new session asks again)."""
+        self.grants.pop(session_id, None)
+
+    async def __call__(self, ctx: BeforeToolCallContext, signal: AbortSignal) -> BeforeToolCallResult | None:
+        """The hook: ``None`` to let the call run, a block with the reason otherwise."""
+        scope = call_scope(ctx.tool.name, ctx.args, self.env.cwd)
+        if scope is None:
+            return None  # an invalid file URL: the tool fails on its own and touches nothing
+        decision = decide(scope, self.rules, self.protected, self.workspace, self.env.cwd)
+        try:
+            outcome = await self._outcome(ctx, scope, decision)
+        except asyncio.CancelledError:
+            self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
+            raise
+        self._journal(ctx, scope, decision, outcome)
+        if outcome.allow:
+            return None
+        return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
+
+    async def _outcome(self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision) -> _Outcome:
+        if decision.action == "allow":
+            return _Outcome(True, decision.source, decision.reason)
+        if decision.action == "deny":
+            return _Outcome(False, decision.source, decision.reason)
+        if scope.grant_key in self.grants.get(ctx.session_id, set()):
+            return _Outcome(True, "grant", "allowed for this session earlier")
+        if self.ask is None:
+            return self._fallback(self.unavailable_reason)
+        request = ApprovalRequest(ctx.session_id, ctx.tool_call.id, scope, decision.reason)
+        try:
+            answer = await asyncio.wait_for(self.ask(request), self.timeout_seconds)
+        except asyncio.TimeoutError:
+            return self._fallback(f"no answer within {self.timeout_seconds:g} s")
+        except ApprovalUnavailable as exc:
+            return self._fallback(f"the editor cannot ask ({exc})")
+        if answer == ALLOW_SESSION:
+            self.grants.setdefault(ctx.session_id, set()).add(scope.grant_key)
+            return _Outcome(True, "user", "allowed for this session", answer)
+        if answer == ALLOW_ONCE:
+            return _Outcome(True, "user", "allowed once", answer)
+        if answer == DENY:
+            return _Outcome(False, "user", "the user declined", answer)
+        return _Outcome(False, "user", "the user dismissed the prompt", answer)
+
+    def _fallback(self, why: str) -> _Outcome:
+        return _Outcome(self.fallback == "allow", "fallback", f"{why}; the fallback is {self.fallback}")
+
+    def _journal(self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision, outcome: _Outcome) -> None:
+        if self.journal is None:
+            return
+        entry: dict[str, Any] = {
+            "type": "approval",
+            "sessionId": ctx.session_id,
+            "toolCallId": ctx.tool_call.id,
+            "toolName": scope.tool,
+            "scope": scope.shown,
+            "scopeKind": scope.kind,
+            "policy": decision.action,
+            "policyReason": decision.reason,
+            "decision": "allow" if outcome.allow else "deny",
+            "by": outcome.source,
+            "reason": outcome.reason,
+            "timestamp": now_ms(),
+        }
+        if outcome.answer is not None:
+            entry["answer"] = outcome.answer
+        if outcome.answer == ALLOW_SESSION:
+            entry["grant"] = "session"
+        try:
+            self.journal(entry)
+        except Exception:  # journaling never fails a call
+            logger.exception("could not journal an approval decision")
+
+
+def _denial(scope: CallScope, outcome: _Outcome) -> str:
+    """The model-facing error text of a blocked call."""
+    target = f"{scope.tool} `{scope.shown}`" if scope.kind != "tool" else f"the {scope.tool} tool"
+    if outcome.source == "user":
+        return (
+            f"The user declined this tool call ({target}): {outcome.reason}. "
+            "Do not retry it; continue another way or ask the user."
+        )
+    if outcome.source == "fallback":
+        return (
+            f"This tool call ({target}) needs the user's approval and was not run: {outcome.reason}."
+        )
+    if outcome.source == "protected":
+        return f"This tool call ({target}) was refused: {outcome.reason}; edit and write never change protected paths."
+    return f"This tool call ({target}) was refused by the approval rules: {outcome.reason}."

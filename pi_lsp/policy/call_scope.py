@@ -1,0 +1,76 @@
+"""What one tool call would touch, as the policy judges it: its command or its path.
+
+``bash`` is judged by its ``command``; ``read``, ``edit``, ``write``, ``grep``, ``find`` and ``ls``
+by the path they name, resolved exactly as the tool resolves it (:mod:`pi_lsp.tools.paths`:
+``~``, ``@``, ``file://`` URLs, relative to the working directory, ``..`` removed; ``read``'s
+fallbacks for names stored in another Unicode form); ``grep``, ``find`` and ``ls`` without a path
+search the working directory. Any other tool is judged by its name alone.
+
+The scope is also what a session grant covers: exactly the tool plus the command text or the
+absolute path shown in the prompt, never more (issue 9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_lsp.tools.paths import InvalidPathError, display_path, resolve_read_path, resolve_to_cwd
+
+PATH_TOOLS: frozenset[str] = frozenset({"read", "edit", "write", "grep", "find", "ls"})
+"""Built-in tools judged by a path."""
+
+WRITE_TOOLS: frozenset[str] = frozenset({"edit", "write"})
+"""Tools that change the file they name (protected paths are refused for them)."""
+
+CONTENT_TOOLS: frozenset[str] = frozenset({"read", "grep"})
+"""Tools that send file contents to the model (a protected path is asked about)."""
+
+
+@dataclass(frozen=True)
+class CallScope:
+    """The part of a call the policy decides on.
+
+    Attributes:
+        tool: the tool name.
+        kind: ``"command"`` (bash), ``"path"`` (file tools) or ``"tool"`` (anything else).
+        command: the bash command text, else ``None``.
+        path: the absolute, normalised path (symlinks not resolved), else ``None``.
+        shown: what the prompt and the journal show: the command, the path relative to the
+            working directory when inside it (else absolute), or the tool name.
+    """
+
+    tool: str
+    kind: Literal["command", "path", "tool"]
+    command: str | None = None
+    path: Path | None = None
+    shown: str = ""
+
+    @property
+    def grant_key(self) -> tuple[str, str, str]:
+        """The exact scope a session grant covers: ``(tool, kind, command or absolute path)``."""
+        value = self.command if self.command is not None else (str(self.path) if self.path else "")
+        return self.tool, self.kind, value
+
+
+def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
+    """The scope of a call with validated ``args`` (an args model instance) in ``cwd``.
+
+    Returns ``None`` when the path cannot name a file (an invalid ``file://`` URL): the tool
+    itself will fail with its own error, touching nothing.
+    """
+    if tool == "bash":
+        command = getattr(args, "command", None)
+        text = command if isinstance(command, str) else ""
+        return CallScope(tool, "command", command=text, shown=text)
+    if tool not in PATH_TOOLS:
+        return CallScope(tool, "tool", shown=tool)
+    raw = getattr(args, "path", None)
+    if not isinstance(raw, str):
+        raw = "."
+    try:
+        path = resolve_read_path(raw, cwd) if tool == "read" else resolve_to_cwd(raw, cwd)
+    except InvalidPathError:
+        return None
+    return CallScope(tool, "path", path=path, shown=display_path(path, cwd))

@@ -1,0 +1,96 @@
+"""Protected paths: files an agent must never write and may read only when the user agrees.
+
+The built-in list (issue 9, design.md section 8), checked on **both** the normalised path the model
+named (``..`` removed) and its real path (symlinks resolved), so neither ``a/../.env`` nor a
+symlink ``notes.txt -> .env`` nor a link into ``~/.ssh`` gets past it:
+
+- ``.git/**``: any path with a component named ``.git`` (the repository of the workspace and
+  nested ones; the ``.git`` entry itself too, which may be a gitfile);
+- ``**/.ssh/**``: any path with a component named ``.ssh``;
+- base names ``.env`` and ``.env.*`` except ``.env.example``, ``.env.sample``, ``.env.template``;
+- base names ``*.pem``, ``*.key``, ``id_rsa*``, ``id_ed25519*``, ``id_ecdsa*``.
+
+Plus the ``pi.protectedPaths`` setting: extra globs in the :mod:`pi_lsp.policy.path_glob` dialect
+(base-name patterns, folder-relative patterns, absolute ``/`` or ``~/`` patterns), also checked on
+both forms of the path. The policy refuses ``edit`` and ``write`` of a protected path whatever the
+rules say and asks before ``read`` sends one to the model.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pi_lsp.policy.path_glob import GlobError, PathGlob
+from pi_lsp.policy.workspace_scope import WorkspaceScope, real_path
+
+PROTECTED_DIRECTORIES: dict[str, str] = {".git": ".git/**", ".ssh": "**/.ssh/**"}
+"""A path with one of these components is protected; the value is the pattern reported."""
+
+PROTECTED_NAMES: tuple[str, ...] = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*")
+"""Base-name patterns (``fnmatch`` syntax, case-sensitive) of protected files."""
+
+ENV_EXCEPTIONS: frozenset[str] = frozenset({".env.example", ".env.sample", ".env.template"})
+"""``.env.*`` names that hold no secrets by convention and stay writable."""
+
+
+def _builtin_match(path: Path) -> str | None:
+    """The built-in pattern ``path`` (absolute, normalised) matches, or ``None``."""
+    for part in path.parts:
+        pattern = PROTECTED_DIRECTORIES.get(part)
+        if pattern is not None:
+            return pattern
+    name = path.name
+    if name in ENV_EXCEPTIONS:
+        return None
+    for pattern in PROTECTED_NAMES:
+        if fnmatch.fnmatchcase(name, pattern):
+            return pattern
+    return None
+
+
+class ProtectedPaths:
+    """The built-in list plus extra globs.
+
+    Build it with :meth:`from_settings`, which reports extra patterns that do not compile instead
+    of raising (those are left out; the built-in list always applies).
+    """
+
+    def __init__(self, extra: Sequence[PathGlob] = ()) -> None:
+        self.extra = list(extra)
+
+    @classmethod
+    def from_settings(cls, patterns: Sequence[object]) -> tuple["ProtectedPaths", list[str]]:
+        """Compile ``pi.protectedPaths``; return the object and one message per rejected pattern."""
+        globs: list[PathGlob] = []
+        problems: list[str] = []
+        for index, pattern in enumerate(patterns):
+            if not isinstance(pattern, str):
+                problems.append(f"pi.protectedPaths[{index}]: not a string ({pattern!r}); ignored")
+                continue
+            try:
+                globs.append(PathGlob.compile(pattern))
+            except GlobError as exc:
+                problems.append(f"pi.protectedPaths[{index}]: invalid glob {pattern!r} ({exc}); ignored")
+        return cls(globs), problems
+
+    def match(self, path: Path, scope: WorkspaceScope) -> str | None:
+        """The pattern that protects ``path`` (absolute), or ``None``.
+
+        ``path`` is checked as given (normalised: ``..`` removed) and as its real path; folder-relative
+        extra patterns are matched against the lexical and the real workspace folders.
+        """
+        lexical = Path(os.path.normpath(path))
+        real = real_path(lexical)
+        folders = scope.folders()
+        folders += [root for root in scope.roots() if root not in folders]
+        for candidate in (lexical, real) if real != lexical else (lexical,):
+            found = _builtin_match(candidate)
+            if found is not None:
+                return found
+            for glob in self.extra:
+                if glob.matches(candidate, folders):
+                    return glob.pattern
+        return None

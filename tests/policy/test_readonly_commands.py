@@ -1,0 +1,155 @@
+"""bash without asking: only a single simple read-only command from the table, its files inside
+the workspace and (for commands that print contents) not protected."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pi_lsp.policy.readonly_commands import READ_ONLY_COMMANDS
+from pi_lsp.policy.shell_words import NotSimple, Word, split_words
+from tests.policy.policy_support import Workspace
+
+ALLOWED = [
+    "ls",
+    "ls -la src",
+    "pwd",
+    "cat a.txt",
+    "cat 'a.txt'",
+    "head -n 5 src/b.py",
+    "wc -l *.txt src/*.py",
+    "grep -n x a.txt",
+    "rg -n --pretty x src",
+    "find . -name '*.py' -type f",
+    "find src -newer a.txt",
+    "git status",
+    "git log --oneline -5",
+    "git diff HEAD~1 -- src/b.py",
+    "echo 'a; b | c > d' \"$\\HOME\"".replace("$\\HOME", "x"),
+    "echo '$HOME'",
+    "ls ../ws2",
+    "stat .env",  # metadata only: a protected name is not read
+    "tree -L 2",
+]
+
+ASKED = {
+    "ls; rm -rf x": "`;`",
+    "ls && rm -rf x": "`&`",
+    "ls || rm x": "`|`",
+    "ls & rm x": "`&`",
+    "cat a.txt | sh": "`|`",
+    "cat a > b": "`>`",
+    "cat < a.txt": "`<`",
+    "cat <(rm x)": "`<`",
+    "echo $(rm x)": "`$`",
+    'echo "$(rm x)"': "`$`",
+    "echo `rm x`": "backticks",
+    'echo "`rm x`"': "backticks",
+    "echo $HOME": "`$`",
+    "cat a.txt\nrm b": "newline",
+    "cat a.txt\rrm b": "newline",
+    "ls {a,b}": "brace",
+    "find . -{delete,print}": "brace",
+    "(ls)": "subshell",
+    "ls # rm": "comment",
+    "ls ~root": "another user",
+    "cat 'a.txt": "not closed",
+    'cat "a.txt': "not closed",
+    "cat a.txt\\": "backslash",
+    "find . -delete": "-delete",
+    "find -- . -delete": "-delete",
+    "find . -name x -exec rm {} +": "brace",
+    "find . -name x -exec rm ;": "`;`",
+    "find . -execdir ls": "-execdir",
+    "find . -fprint out": "-fprint",
+    "git --output=x log": "not a read-only subcommand",
+    "git log --output=x": "--output",
+    "git log --output x": "--output",
+    "git diff --o=x": "--output",
+    "git -c core.pager=sh log": "not a read-only subcommand",
+    "git push": "not a read-only subcommand",
+    "git": "not a read-only subcommand",
+    "git grep -O x": "-O",
+    "git diff --ext-diff": "--ext-diff",
+    "rg --pre cat x": "--pre",
+    "rg --pre=./evil x": "--pre",
+    "rg -f patterns.txt": "-f",
+    "sort -uo out a.txt": "-o",
+    "sort --output=out a.txt": "--output",
+    "tree -o out": "-o",
+    "file -C -m magic": "-C",
+    "rm -rf x": "not in the table",
+    "FOO=1 ls": "not in the table",
+    "/bin/ls": "not in the table",
+    "env rm x": "not in the table",
+    "xargs rm": "not in the table",
+    "l? a.txt": "not in the table",
+    "": "empty",
+    "cat .env": "protected",
+    "cat ./src/../.env": "protected",
+    "cat .en?": "protected",
+    "grep KEY key.pem": "protected",
+    "cat ../outside/secret.txt": "outside the workspace",
+    "cat /etc/hostname": "outside the workspace",
+    "ls /": "outside the workspace",
+    "head ~/.bashrc": "outside the workspace",
+    "grep --file=/etc/passwd a.txt": "-f",
+    "wc --files0-from=/etc/x": "outside the workspace",
+}
+
+
+@pytest.mark.parametrize("command", ALLOWED)
+def test_simple_read_only_commands_run_without_asking(ws: Workspace, command: str) -> None:
+    decision = ws.bash(command)
+    assert (decision.action, decision.reason) == ("allow", "a simple read-only command")
+
+
+@pytest.mark.parametrize("command", list(ASKED), ids=[repr(c) for c in ASKED])
+def test_everything_else_is_asked_with_the_reason(ws: Workspace, command: str) -> None:
+    decision = ws.bash(command)
+    assert decision.action == "ask"
+    assert decision.reason.startswith("not a simple read-only command: ")
+    assert ASKED[command] in decision.reason
+
+
+def test_a_symlink_inside_the_workspace_to_a_protected_or_outside_file_is_asked(ws: Workspace) -> None:
+    os.symlink(ws.ws / ".env", ws.ws / "notes.txt")
+    os.symlink(ws.outside / "secret.txt", ws.ws / "link.txt")
+    assert "protected" in ws.bash("cat notes.txt").reason
+    assert "outside the workspace" in ws.bash("cat link.txt").reason
+    assert ws.bash("ls -l notes.txt").action == "allow"  # a listing shows no content
+
+
+def test_a_glob_is_judged_by_what_it_expands_to(ws: Workspace) -> None:
+    for index in range(3):
+        (ws.ws / f"log{index}.txt").write_text("x", encoding="utf-8")
+    assert ws.bash("cat log*.txt").action == "allow"
+    assert ws.bash("cat .e*").action == "ask"  # .env and .env.example
+    assert "key.pem" in ws.bash("cat *").reason  # the match that is protected
+    (ws.ws / "key.pem").unlink()
+    assert ws.bash("cat *").action == "allow"  # like bash, * skips hidden names such as .env
+
+
+def test_the_temp_folder_and_the_second_root_count_as_inside(ws: Workspace) -> None:
+    (ws.tmp / "spill.log").write_text("x", encoding="utf-8")
+    assert ws.bash(f"tail -n 20 {ws.tmp / 'spill.log'}").action == "allow"
+    assert ws.bash(f"cat {ws.ws2}/x").action == "allow"
+
+
+def test_the_word_reader_applies_quote_removal() -> None:
+    assert split_words("""a 'b c' "d\\"e" f\\ g  'h'i""") == [
+        Word("a"), Word("b c"), Word('d"e'), Word("f g"), Word("hi")
+    ]
+    assert split_words("ls *.py '*.md' ~/x ~") == [
+        Word("ls"), Word("*.py", glob=True), Word("*.md"), Word("~/x", home=True), Word("~", home=True)
+    ]
+    assert split_words("   ") == []
+    with pytest.raises(NotSimple):
+        split_words("ls\x00")
+
+
+def test_every_table_entry_names_what_its_arguments_are() -> None:
+    assert {entry.paths for entry in READ_ONLY_COMMANDS.values()} <= {"none", "names", "contents"}
+    assert "-delete" in READ_ONLY_COMMANDS["find"].words
+    assert "--pre" in READ_ONLY_COMMANDS["rg"].long and "--output" in READ_ONLY_COMMANDS["git"].long
