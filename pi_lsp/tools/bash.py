@@ -53,7 +53,6 @@ DESCRIPTION = (
 MAX_TIMEOUT_SECONDS = 2_147_483.647
 """Largest accepted timeout (Pi 0.83: Node's 32-bit millisecond timer limit)."""
 
-DEFAULT_MAX_DRAIN_SECONDS = 5.0
 """Upper bound of the post-exit drain when a background child keeps writing (no setting yet)."""
 
 _KILL_WAIT_SECONDS = 2.0
@@ -274,7 +273,7 @@ class BashTool:
     async def _drain(self, protocol: _ShellProtocol, idle: float) -> None:
         """After exit: read until the pipes close, ``idle`` seconds pass without data, or the
         drain cap is reached (Pi: 100 ms idle, re-armed per chunk)."""
-        cap = getattr(self.env.settings, "bash_max_drain_seconds", DEFAULT_MAX_DRAIN_SECONDS)
+        cap = self.env.settings.bash_max_drain_seconds
         start = time.monotonic()
         protocol.last_data = max(protocol.last_data, start)
         while not protocol.pipes_closed.done():

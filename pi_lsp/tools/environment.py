@@ -29,6 +29,8 @@ class ToolSettings:
         bash_kill_grace_seconds: time between SIGTERM and SIGKILL to a process group.
         bash_idle_drain_seconds: after the shell exited, stop reading pipes that stay open (held by
             background children) once they were silent this long (Pi: 0.1, re-armed per chunk).
+        bash_max_drain_seconds: upper bound on that drain, however chatty the background children
+            are; the result is returned then and later output is read and dropped.
         bash_update_interval_seconds: minimum time between two partial-output updates (Pi: 0.1).
         bash_shell: the shell to run ``-c`` with; ``None`` = ``/bin/bash``, then ``bash`` on PATH,
             then ``sh`` (pi-behaviour.md 2.2).
@@ -37,6 +39,7 @@ class ToolSettings:
     bash_timeout_seconds: float | None = 600.0
     bash_kill_grace_seconds: float = 2.0
     bash_idle_drain_seconds: float = 0.1
+    bash_max_drain_seconds: float = 5.0
     bash_update_interval_seconds: float = 0.1
     bash_shell: str | None = None
 
