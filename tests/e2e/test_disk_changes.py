@@ -222,3 +222,21 @@ async def test_bash_grep_and_find_results_name_the_unsaved_buffers(make_editor, 
     editor.save("src/calc.py")
     after = await editor.call("bash", {"command": "echo saved"}, "c6")
     assert editor.result_text(after) == "saved\n"
+
+
+async def test_a_mixed_line_ending_file_is_edited_on_disk_for_a_client_that_normalises_them(
+    make_editor, tmp_path: Path
+) -> None:
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"one\r\ntwo\nthree\rfour\r\n")
+    editor = await _start(make_editor)  # vscode: normalizesLineEndings, editor route for closed files
+    assert editor.capabilities.workspace.workspace_edit.normalizes_line_endings  # type: ignore[union-attr]
+    result = await editor.call("edit", _edit("mixed.txt", "three", "THREE"))
+    assert result["isError"] is False, editor.result_text(result)
+    assert editor.apply_edits == []  # the editor would have rewritten every line ending
+    assert path.read_bytes() == b"one\r\ntwo\nTHREE\rfour\r\n"
+
+    (tmp_path / "plain.txt").write_bytes(b"one\ntwo\n")  # the same client, a normal file: editor route
+    plain = await editor.call("edit", _edit("plain.txt", "two", "TWO"), "c2")
+    assert plain["isError"] is False and len(editor.apply_edits) == 1
+    assert (tmp_path / "plain.txt").read_bytes() == b"one\nTWO\n"

@@ -310,3 +310,41 @@ async def test_crlf_document_without_final_newline(tmp_path: Path) -> None:
     assert edit.range.start.line == 1
     assert store.by_uri(uri).text == "one\r\n2\r\n3"
     assert path.read_bytes() == b"one\r\n2\r\n3"
+
+
+async def test_unsaved_files_lists_dirty_buffers_and_held_unopened_edits_until_saved(tmp_path: Path) -> None:
+    path, store, editor, files = _setup(tmp_path, save_reply="skip")
+    other = tmp_path / "b.txt"
+    other.write_bytes(b"closed\n")
+    uri = open_file(store, path)
+    assert await files.unsaved_files() == []
+    editor.type_text(uri, 0, 0, "x")
+    snapshot = await files.read(other)
+    await files.write(other, b"closed, edited\n", previous=snapshot, label="pi: edit b.txt")
+    assert other.read_bytes() == b"closed\n"  # held in the editor, its save skipped
+    assert await files.unsaved_files() == [path, other.resolve()]
+    other.write_bytes(b"closed, edited\n")  # the user saved it later
+    store.did_change(uri, 9, [{"text": "alpha\nbeta\ngamma\n"}], "utf-16")  # and undid the typing
+    assert await files.unsaved_files() == []
+
+
+async def test_reload_changed_reloads_only_clean_buffers_whose_file_changed(tmp_path: Path) -> None:
+    path, store, editor, files = _setup(tmp_path)
+    dirty = tmp_path / "d.txt"
+    dirty.write_bytes(b"d\n")
+    clean_uri = open_file(store, path)
+    dirty_uri = open_file(store, dirty)
+    untouched = tmp_path / "u.txt"
+    untouched.write_bytes(b"u\n")
+    open_file(store, untouched)
+    editor.type_text(dirty_uri, 0, 0, "typed ")
+    path.write_bytes(b"new a\n")
+    dirty.write_bytes(b"new d\n")
+    assert await files.reload_changed() == {}
+    assert editor.reloads == [[clean_uri]]
+    assert store.by_uri(clean_uri).text == "new a\n" and not store.by_uri(clean_uri).dirty
+    assert store.by_uri(dirty_uri).text == "typed d\n"  # never reloaded over the user's work
+    editor.with_features(reload_documents=False)
+    path.write_bytes(b"newer a\n")
+    problems = await files.reload_changed()
+    assert list(problems) == [clean_uri] and "cannot reload" in problems[clean_uri]
