@@ -53,8 +53,6 @@ DESCRIPTION = (
 MAX_TIMEOUT_SECONDS = 2_147_483.647
 """Largest accepted timeout (Pi 0.83: Node's 32-bit millisecond timer limit)."""
 
-"""Upper bound of the post-exit drain when a background child keeps writing (no setting yet)."""
-
 _KILL_WAIT_SECONDS = 2.0
 _SESSION_VARIABLES = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
 
