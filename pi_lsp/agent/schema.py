@@ -9,6 +9,9 @@ the form TypeBox emits:
 - an optional field is simply absent from ``required`` (pydantic's ``anyOf: [X, {type: null}]`` for
   ``X | None`` collapses to ``X``);
 - ``required`` is left out when empty (Pi's ``ls`` has none);
+- a model's docstring is documentation for developers, not for models: the ``description`` pydantic
+  derives from it (on the top-level object and on nested models) is dropped; field descriptions
+  (``Field(description=...)``) are kept;
 - keys in TypeBox's order: ``type``, ``required``, ``properties``, ``items``, then ``description``,
   then the rest (``additionalProperties: false`` for a model with ``extra="forbid"``).
 
@@ -41,7 +44,11 @@ def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def _cached_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True)
-    defs = raw.get("$defs", {})
+    raw.pop("description", None)
+    defs = {
+        name: {k: v for k, v in target.items() if k != "description"}
+        for name, target in raw.get("$defs", {}).items()
+    }
     return _normalise(raw, defs, ())
 
 

@@ -41,15 +41,10 @@ DESCRIPTION = (
 """The peer's model-facing description, verbatim."""
 
 
-def _no_model_description(schema: dict[str, Any]) -> None:
-    """Keep class docstrings out of the schema models see (the peer's objects have no description)."""
-    schema.pop("description", None)
-
-
 class EditItem(BaseModel):
     """One replacement ``{oldText, newText}``; closed (extra keys are a validation error, as in 0.73.1)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_no_model_description)
+    model_config = ConfigDict(extra="forbid")
 
     oldText: str = Field(
         description=(
@@ -64,7 +59,7 @@ class EditArgs(BaseModel):
     """``{path, edits}``; closed like the peer's schema. ``path`` is relative to the session cwd or
     absolute (Pi's path rules); ``edits`` may be empty here (execution rejects it, as Pi does)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_no_model_description)
+    model_config = ConfigDict(extra="forbid")
 
     path: str = Field(description="Path to the file to edit (relative or absolute)")
     edits: list[EditItem] = Field(

@@ -38,17 +38,10 @@ DESCRIPTION = (
 )
 
 
-def _without_docstring(schema: dict[str, Any]) -> None:
-    """Keep the model's docstring out of the schema models see (the peer's has no description)."""
-    schema.pop("description", None)
-
-
 class FindArgs(BaseModel):
     """Arguments of ``find`` (the peer's schema; open object)."""
 
-    model_config = ConfigDict(
-        extra="ignore", populate_by_name=True, json_schema_extra=_without_docstring
-    )
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     pattern: str = Field(
         description="Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"

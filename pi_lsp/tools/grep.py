@@ -49,17 +49,10 @@ DESCRIPTION = (
 )
 
 
-def _without_docstring(schema: dict[str, Any]) -> None:
-    """Keep the model's docstring out of the schema models see (the peer's has no description)."""
-    schema.pop("description", None)
-
-
 class GrepArgs(BaseModel):
     """Arguments of ``grep`` (the peer's schema; open object: unknown keys are ignored)."""
 
-    model_config = ConfigDict(
-        extra="ignore", populate_by_name=True, json_schema_extra=_without_docstring
-    )
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     pattern: str = Field(description="Search pattern (regex or literal string)")
     path: str | None = Field(

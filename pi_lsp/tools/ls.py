@@ -73,17 +73,10 @@ def collation_key(name: str) -> tuple[tuple[float, ...], tuple[tuple[int, ...], 
     return tuple(primary), tuple(secondary)
 
 
-def _without_docstring(schema: dict[str, Any]) -> None:
-    """Keep the model's docstring out of the schema models see (the peer's has no description)."""
-    schema.pop("description", None)
-
-
 class LsArgs(BaseModel):
     """Arguments of ``ls`` (the peer's schema; open object)."""
 
-    model_config = ConfigDict(
-        extra="ignore", populate_by_name=True, json_schema_extra=_without_docstring
-    )
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     path: str | None = Field(
         default=None, description="Directory to list (default: current directory)"

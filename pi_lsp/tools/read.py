@@ -35,15 +35,10 @@ READ_DESCRIPTION = (
 """The peer's description, verbatim (``/work/peer/tool-defs.json``)."""
 
 
-def _no_model_description(schema: dict[str, Any]) -> None:
-    """Keep the class docstring out of the schema models see (the peer's object has none)."""
-    schema.pop("description", None)
-
-
 class ReadArgs(BaseModel):
     """Arguments of ``read`` (open object: unknown keys are ignored, as in Pi)."""
 
-    model_config = ConfigDict(extra="ignore", json_schema_extra=_no_model_description)
+    model_config = ConfigDict(extra="ignore")
 
     path: str = Field(description="Path to the file to read (relative or absolute)")
     offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")

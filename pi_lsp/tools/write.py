@@ -25,15 +25,10 @@ WRITE_DESCRIPTION = (
 """The peer's description, verbatim (``/work/peer/tool-defs.json``)."""
 
 
-def _no_model_description(schema: dict[str, Any]) -> None:
-    """Keep the class docstring out of the schema models see (the peer's object has none)."""
-    schema.pop("description", None)
-
-
 class WriteArgs(BaseModel):
     """Arguments of ``write`` (open object: unknown keys are ignored, as in Pi)."""
 
-    model_config = ConfigDict(extra="ignore", json_schema_extra=_no_model_description)
+    model_config = ConfigDict(extra="ignore")
 
     path: str = Field(description="Path to the file to write (relative or absolute)")
     content: str = Field(description="Content to write to the file")
