@@ -238,13 +238,21 @@ class DocumentStore:
         self._waiters: set[Waiter] = set()
 
     def did_open(self, uri: str, text: str, version: int | None) -> Document:
-        """Record ``textDocument/didOpen`` (replaces an earlier open of the same URI)."""
+        """Record ``textDocument/didOpen`` (replaces an earlier open of the same URI).
+
+        Resolves the waiters of the real path like a ``didChange``: Neovim reloads a buffer from
+        disk as ``didClose`` + ``didOpen`` (real-clients.md; tests/editors/test_nvim.py reload test).
+        """
         path = path_of_uri(uri)
         real_path = Path(os.path.realpath(path)) if path is not None else None
         document = Document(uri, path, real_path, text, version)
         if real_path is not None:
             self._load_disk_state(document)
         self._docs[uri] = document
+        if real_path is not None:  # a reopen is a change too: Neovim reloads as didClose + didOpen
+            for waiter in list(self._waiters):
+                if waiter.real_path == real_path:
+                    waiter._on_change(document)
         return document
 
     def did_change(self, uri: str, version: int | None, changes: Any, encoding: Any) -> Document | None:

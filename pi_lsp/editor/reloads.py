@@ -106,7 +106,8 @@ async def reload_from_disk(
                 f"the editor's buffer did not show the file within {settings.verify_timeout_seconds:g} s"
             )
             return
-        if await asyncio.to_thread(store.check_disk, document):
+        current = store.by_uri(document.uri) or document  # a reload may reopen it (Neovim: didOpen)
+        if await asyncio.to_thread(store.check_disk, current):
             problems[document.uri] = "the file changed again while the editor reloaded it"
 
     await asyncio.gather(*(settle(document) for document, _ in targets))
