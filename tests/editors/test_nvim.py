@@ -89,3 +89,12 @@ def test_prompt_while_another_runs(nvim: str, tmp_path: Path) -> None:
     finally:
         replay.stop()
     assert_passed(rc, data, output, replay)
+
+
+def test_reload_documents_before_an_edit(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_reload.jsonl")
+    try:
+        (rc, data, output), _ = run_scenario(nvim, tmp_path, "reload.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)

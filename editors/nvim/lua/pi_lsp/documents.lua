@@ -193,6 +193,7 @@ function M.reload_documents(_, params, _)
       local ok, err = pcall(reload_buffer, b)
       if ok then
         table.insert(reloaded, uri)
+        require('pi_lsp.transcript').note('reloaded ' .. vim.fn.fnamemodify(api.nvim_buf_get_name(b), ':~:.'))
       else
         reason = 'the reload failed: ' .. tostring(err)
       end
