@@ -34,9 +34,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.js_values import js_number_to_string
-from pi_lsp.agent.schema import json_schema_of
 from pi_lsp.agent.tool import ToolContext, ToolError, ToolResult
-from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.os_errors import os_error_code
 from pi_lsp.tools.output_buffer import OutputBuffer, OutputSnapshot
 from pi_lsp.tools.processes import ProcessRegistry
@@ -148,7 +147,7 @@ _DRAINING: set[_ShellProtocol] = set()
 """Protocols of finished calls whose pipes are still held by background children."""
 
 
-class BashTool:
+class BashTool(BuiltinTool):
     """The ``bash`` tool of one session (implements :class:`pi_lsp.agent.tool.Tool`).
 
     ``execute`` raises :class:`ToolError` for every failure the model should read: validation of
@@ -160,15 +159,6 @@ class BashTool:
     label = "bash"
     description = DESCRIPTION
     args_model = BashArgs
-    execution_mode = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self.env = env
-        self.parameters: dict[str, Any] = json_schema_of(BashArgs)
-
-    def prepare_arguments(self, raw: Any) -> Any:
-        """Identity (bash has no argument shim)."""
-        return raw
 
     async def execute(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         """Run ``args.command``; see the module docstring for the rules."""

@@ -21,11 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pi_lsp.agent.schema import json_schema_of
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.edit_diff import edit_diff
 from pi_lsp.tools.edit_match import EditSpec, apply_splices, plan_edits
-from pi_lsp.tools.environment import ToolEnvironment
 from pi_lsp.tools.files import FileSnapshot, WriteReport
 from pi_lsp.tools.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text
 from pi_lsp.tools.mutation_queue import file_mutation_lock, mutation_key
@@ -108,7 +107,7 @@ def _access_error(path: str, exc: OSError) -> ToolError:
     return ToolError(f"Could not edit file: {path}. {reason}.")
 
 
-class EditTool:
+class EditTool(BuiltinTool):
     """The ``edit`` tool of one session (implements :class:`pi_lsp.agent.tool.Tool`).
 
     ``execute`` raises :class:`ToolError` with the peer's texts: no edits; ``Could not edit file:
@@ -123,11 +122,6 @@ class EditTool:
     label = "edit"
     description = DESCRIPTION
     args_model = EditArgs
-    execution_mode = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self.env = env
-        self.parameters: dict[str, Any] = json_schema_of(EditArgs)
 
     def prepare_arguments(self, raw: Any) -> Any:
         """See :func:`prepare_edit_arguments`."""

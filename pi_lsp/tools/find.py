@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
-from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.glob_pattern import FindPattern, GlobError, compile_find_pattern
 from pi_lsp.tools.paths import resolve_to_cwd
 from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
@@ -101,7 +101,7 @@ class _Collector:
         return self._offer(parts, is_dir=False)
 
 
-class FindTool:
+class FindTool(BuiltinTool):
     """The ``find`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
 
     Errors (:class:`ToolError`): ``Path not found: {abs}``, ``Not a directory: {abs}``,
@@ -114,27 +114,12 @@ class FindTool:
     label = "find"
     description = DESCRIPTION
     args_model = FindArgs
-    execution_mode: Literal["parallel", "sequential"] = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self._env = env
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """The JSON Schema sent to models (the peer's)."""
-        from pi_lsp.agent.schema import json_schema_of
-
-        return json_schema_of(FindArgs)
-
-    def prepare_arguments(self, raw: Any) -> Any:
-        """Identity: find has no argument shim."""
-        return raw
 
     async def execute(self, args: FindArgs, ctx: ToolContext) -> ToolResult:
         """List matching entries (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        search_path = resolve_to_cwd(args.path or ".", self._env.cwd)
+        search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
         try:
             is_directory = search_path.is_dir()
             search_path.stat()
@@ -152,7 +137,7 @@ class FindTool:
         collector = _Collector(search_path, pattern, limit)
         rg_args = ["--no-config", "--files", "--null", *walk_args(search_path)]
         rg_args += ["--", os.fspath(search_path)]
-        async with RipgrepRun(rg_args, processes=self._env.processes) as run:
+        async with RipgrepRun(rg_args, processes=self.env.processes) as run:
             async for raw in run.lines(b"\0"):
                 if raw and collector.add_file(raw):
                     run.stop()

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
-from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.paths import resolve_to_cwd
 from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
 from pi_lsp.tools.search_notices import js_number, notices_suffix
@@ -122,7 +122,7 @@ class _Formatter:
         return f"{self.path(path)}{kind}{number}{kind} {cut}"
 
 
-class GrepTool:
+class GrepTool(BuiltinTool):
     """The ``grep`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
 
     Errors (raised as :class:`ToolError`): ``Path not found: {abs}``; rg's own message for an
@@ -134,21 +134,6 @@ class GrepTool:
     label = "grep"
     description = DESCRIPTION
     args_model = GrepArgs
-    execution_mode: Literal["parallel", "sequential"] = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self._env = env
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """The JSON Schema sent to models (the peer's)."""
-        from pi_lsp.agent.schema import json_schema_of
-
-        return json_schema_of(GrepArgs)
-
-    def prepare_arguments(self, raw: Any) -> Any:
-        """Identity: grep has no argument shim."""
-        return raw
 
     def _rg_args(self, args: GrepArgs, search_path: Path, context: int) -> list[str]:
         rg_args = [
@@ -178,7 +163,7 @@ class GrepTool:
         """Search and format as the peer does (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        search_path = resolve_to_cwd(args.path or ".", self._env.cwd)
+        search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
         try:
             is_directory = search_path.is_dir()
             search_path.stat()
@@ -193,7 +178,7 @@ class GrepTool:
         limit_reached = False
         last: tuple[bytes, int] = (b"", 0)
         async with RipgrepRun(
-            self._rg_args(args, search_path, context), processes=self._env.processes
+            self._rg_args(args, search_path, context), processes=self.env.processes
         ) as run:
             async for raw in run.lines():
                 parsed = _parse_line(raw)

@@ -17,12 +17,12 @@ import stat
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
-from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.os_errors import node_style_message
 from pi_lsp.tools.paths import resolve_to_cwd
 from pi_lsp.tools.search_notices import js_number, notices_suffix
@@ -110,7 +110,7 @@ def _list(directory: Path, limit: float) -> tuple[list[str], bool]:
     return results, False
 
 
-class LsTool:
+class LsTool(BuiltinTool):
     """The ``ls`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
 
     Errors (:class:`ToolError`), the peer's words: ``Path not found: {abs}``,
@@ -122,27 +122,12 @@ class LsTool:
     label = "ls"
     description = DESCRIPTION
     args_model = LsArgs
-    execution_mode: Literal["parallel", "sequential"] = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self._env = env
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        """The JSON Schema sent to models (the peer's)."""
-        from pi_lsp.agent.schema import json_schema_of
-
-        return json_schema_of(LsArgs)
-
-    def prepare_arguments(self, raw: Any) -> Any:
-        """Identity: ls has no argument shim."""
-        return raw
 
     async def execute(self, args: LsArgs, ctx: ToolContext) -> ToolResult:
         """List the directory (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        directory = resolve_to_cwd(args.path or ".", self._env.cwd)
+        directory = resolve_to_cwd(args.path or ".", self.env.cwd)
         try:
             mode = directory.stat().st_mode
         except (OSError, ValueError):

@@ -11,15 +11,14 @@ file); the snapshot's notices (unsaved buffer) are appended to the text block.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.js_values import js_number_to_string
-from pi_lsp.agent.schema import json_schema_of
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.llm.types import ImageContent, TextContent
-from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.file_content import binary_kind, decode_for_reading
 from pi_lsp.tools.images import SNIFF_BYTES, prepare_image, sniff_image_mime
 from pi_lsp.tools.os_errors import node_style_message, os_error_code
@@ -91,7 +90,7 @@ def _with_notices(text: str, notices: list[str]) -> str:
     return text + "\n\n" + "\n".join(notices) if notices else text
 
 
-class ReadTool:
+class ReadTool(BuiltinTool):
     """``read``: the peer's read tool on top of :class:`~pi_lsp.tools.files.FileAccess`.
 
     Errors (raised as :class:`ToolError`): the peer's OS texts (``ENOENT: no such file or
@@ -103,15 +102,6 @@ class ReadTool:
     label = "read"
     description = READ_DESCRIPTION
     args_model = ReadArgs
-    execution_mode: Literal["parallel", "sequential"] = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self.env = env
-        self.parameters = json_schema_of(ReadArgs)
-
-    def prepare_arguments(self, raw: Any) -> Any:
-        """Identity: read has no compatibility shim."""
-        return raw
 
     async def execute(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
         """Read ``args.path`` (see the module docstring); raise :class:`ToolError` on failure."""

@@ -7,13 +7,11 @@ counts UTF-16 code units, the message reports the real UTF-8 byte count.
 
 from __future__ import annotations
 
-from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pi_lsp.agent.schema import json_schema_of
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
-from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.mutation_queue import file_mutation_lock, finish_despite_cancel
 from pi_lsp.tools.os_errors import node_style_message
 from pi_lsp.tools.paths import display_path, resolve_to_cwd
@@ -44,7 +42,7 @@ def utf8_bytes(text: str) -> bytes:
         return repaired.encode("utf-8")
 
 
-class WriteTool:
+class WriteTool(BuiltinTool):
     """``write``: replace a file's content with ``content`` encoded as UTF-8 (no BOM or EOL rules).
 
     Result text: ``Successfully wrote {N} bytes to {path}`` (``N`` = UTF-8 bytes, ``path`` as the
@@ -59,15 +57,6 @@ class WriteTool:
     label = "write"
     description = WRITE_DESCRIPTION
     args_model = WriteArgs
-    execution_mode: Literal["parallel", "sequential"] = "parallel"
-
-    def __init__(self, env: ToolEnvironment) -> None:
-        self.env = env
-        self.parameters = json_schema_of(WriteArgs)
-
-    def prepare_arguments(self, raw: Any) -> Any:
-        """Identity: write has no compatibility shim."""
-        return raw
 
     async def execute(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
         """Write ``args.content`` to ``args.path``; raise :class:`ToolError` on failure."""
