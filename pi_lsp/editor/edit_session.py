@@ -82,12 +82,17 @@ class EditRequest:
 def contains_change(old: str, new: str):
     """A predicate: does a buffer text contain the change ``old`` -> ``new``?
 
-    True when the buffer equals ``new``, or when every changed hunk, with up to :data:`CONTEXT`
-    code points of ``new`` around it, occurs in the buffer more often than in ``old`` (the
-    change is there even though the user typed elsewhere).
+    True when the buffer equals ``new``, or when every changed hunk shows in the buffer even though
+    the user typed elsewhere: the hunk's new text with up to :data:`CONTEXT` code points of ``new``
+    on both sides, or (when the hunk inserts text) on one side only, as the user may have typed
+    right next to the other side, occurs in the buffer more often than in ``old``.
     """
-    windows = [new[max(0, ns - CONTEXT) : ne + CONTEXT] for _, _, ns, ne in edit_spans(old, new)]
-    baseline = [old.count(window) for window in windows]
+    hunks = []
+    for _, _, ns, ne in edit_spans(old, new):
+        left, right = max(0, ns - CONTEXT), ne + CONTEXT
+        one_sided = (new[left:ne], new[ns:right]) if ne > ns else ()  # a deletion has no text of its own
+        windows = [w for w in (new[left:right], *one_sided) if w]
+        hunks.append([(window, old.count(window)) for window in windows])
 
     def predicate(document: Document) -> bool:
         text = document.text
@@ -95,7 +100,7 @@ def contains_change(old: str, new: str):
             return True
         if text == old:
             return False
-        return all(text.count(window) > before for window, before in zip(windows, baseline))
+        return all(any(text.count(window) > before for window, before in hunk) for hunk in hunks)
 
     return predicate
 

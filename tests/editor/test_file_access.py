@@ -348,3 +348,24 @@ async def test_reload_changed_reloads_only_clean_buffers_whose_file_changed(tmp_
     path.write_bytes(b"newer a\n")
     problems = await files.reload_changed()
     assert list(problems) == [clean_uri] and "cannot reload" in problems[clean_uri]
+
+
+def test_the_change_is_recognised_with_the_user_typing_right_next_to_it() -> None:
+    from pi_lsp.editor.documents import Document
+    from pi_lsp.editor.edit_session import contains_change
+
+    old = "".join(f"line {i}\n" for i in range(20))
+    new = old.replace("line 10\n", "line TEN\n")
+    present = contains_change(old, new)
+
+    def doc(text: str) -> Document:
+        return Document("file:///x", None, None, text, 1)
+
+    assert present(doc(new.replace("line 9\n", "line 9 typed\n")))  # typing just before the change
+    assert present(doc(new.replace("line 11\n", "typed line 11\n")))  # just after it
+    assert present(doc("typed " + new))  # far away
+    assert not present(doc(old.replace("line 9\n", "line 9 typed\n")))  # typing, but no edit
+    assert not present(doc(old))
+    deletion = contains_change(old, old.replace("line 10\n", ""))
+    assert not deletion(doc(old.replace("line 9\n", "line 9 typed\n")))
+    assert deletion(doc("typed " + old.replace("line 10\n", "")))
