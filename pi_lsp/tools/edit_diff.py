@@ -130,7 +130,7 @@ def unified_patch(path: str, parts: list[Part]) -> str:
                 hunk.append("\\ No newline at end of file")
 
     for i, part in enumerate(parts):
-        ends_nl = part.text.endswith("\n")
+        ends_nl = part.ends_with_newline
         if part.kind != " ":
             if not in_hunk:
                 in_hunk = True

@@ -21,21 +21,45 @@ MAX_EDIT_DISTANCE = 400
 
 @dataclass(frozen=True)
 class Part:
-    """A run of the line diff: ``kind`` is ``" "`` (common), ``"-"`` (removed) or ``"+"`` (added);
-    ``text`` is its lines joined, each ending in ``\\n`` except possibly the file's last line."""
+    """A run of the line diff: ``kind`` is ``" "`` (common), ``"-"`` (removed) or ``"+"`` (added).
+
+    The run is ``source[start:end]`` (``end=None``: to the end), so ``Part(kind, text)`` is a run
+    holding ``text``; :func:`diff_lines` points into the compared texts instead of copying the long
+    common runs of a small change in a big file. :attr:`text` is its lines joined, each ending in
+    ``\\n`` except possibly the file's last line; offsets are code points.
+    """
 
     kind: str
-    text: str
+    source: str
+    start: int = 0
+    end: int | None = None
+
+    @cached_property
+    def stop(self) -> int:
+        """The end offset in ``source``."""
+        return len(self.source) if self.end is None else self.end
+
+    @cached_property
+    def text(self) -> str:
+        """The run's text (copied out of ``source`` once, when first asked)."""
+        if self.start == 0 and self.stop == len(self.source):
+            return self.source
+        return self.source[self.start : self.stop]
 
     @cached_property
     def newlines(self) -> int:
         """Number of ``\\n`` in the run (computed once)."""
-        return self.text.count("\n")
+        return self.source.count("\n", self.start, self.stop)
+
+    @property
+    def ends_with_newline(self) -> bool:
+        """Whether the run's last character is ``\\n``."""
+        return self.stop > self.start and self.source[self.stop - 1] == "\n"
 
     def line_count(self) -> int:
         """Number of lines in the run."""
-        text = self.text
-        return self.newlines + (1 if text and not text.endswith("\n") else 0)
+        unterminated = self.stop > self.start and not self.ends_with_newline
+        return self.newlines + (1 if unterminated else 0)
 
     def lines(self) -> list[str]:
         """Every line of the run, without its ``\\n``."""
@@ -43,22 +67,48 @@ class Part:
         return lines[:-1] if lines[-1] == "" else lines
 
     def head(self, n: int) -> list[str]:
-        """The first ``n`` lines (fewer if the run is shorter), without reading the rest."""
-        lines = self.text.split("\n", n)
-        if len(lines) > n:
-            return lines[:n]
-        return lines[:-1] if lines[-1] == "" else lines
-
-    def tail(self, n: int) -> list[str]:
-        """The last ``n`` lines (fewer if the run is shorter), without reading the rest."""
+        """The first ``n`` lines (fewer if the run is shorter), without reading or copying the rest."""
         if n <= 0:
             return []
-        body = self.text[:-1] if self.text.endswith("\n") else self.text
-        return body.rsplit("\n", n)[-n:] if body or self.text else []
+        source, start, stop = self.source, self.start, self.stop
+        cut = start - 1
+        for _ in range(n):  # the n-th line break, found from the left
+            cut = source.find("\n", cut + 1, stop)
+            if cut < 0:
+                lines = source[start:stop].split("\n")
+                return lines[:-1] if lines[-1] == "" else lines
+        return source[start:cut].split("\n")
+
+    def tail(self, n: int) -> list[str]:
+        """The last ``n`` lines (fewer if the run is shorter), without reading or copying the rest."""
+        source, start, stop = self.source, self.start, self.stop
+        if n <= 0 or stop <= start:
+            return []
+        end = stop - 1 if self.ends_with_newline else stop
+        cut = end
+        for _ in range(n):  # the n-th line break before the last line's end, found from the right
+            cut = source.rfind("\n", start, cut)
+            if cut < 0:
+                cut = start - 1
+                break
+        return source[cut + 1 : end].split("\n")
+
+
+_CHUNK = 65536
+"""Code points compared per slice when trimming the common prefix (cache-sized copies)."""
 
 
 def _common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
+    """Length of the longest common prefix (code points): equal chunks of :data:`_CHUNK` are
+    skipped at ``memcmp`` speed, then the first differing chunk is bisected. Copies about twice
+    the prefix in small slices, where bisecting the whole texts would copy megabytes at once."""
+    limit = min(len(a), len(b))
+    lo = 0
+    while lo < limit and a[lo : lo + _CHUNK] == b[lo : lo + _CHUNK]:
+        lo += _CHUNK
+    if lo >= limit:
+        return limit
+    hi = min(lo + _CHUNK, limit)  # the first difference is in a[lo:hi]
     while lo < hi:  # largest n with a[:n] == b[:n]
         mid = (lo + hi + 1) // 2
         if a[lo:mid] == b[lo:mid]:
@@ -87,13 +137,6 @@ def _tokens(text: str) -> list[str]:
     if last:
         pieces.append(_Unterminated(last))
     return pieces
-
-
-def _join(tokens: list[str]) -> str:
-    if not tokens:
-        return ""
-    text = "\n".join(tokens)
-    return text if isinstance(tokens[-1], _Unterminated) else text + "\n"
 
 
 def _snake(old: list[str], new: list[str], x: int, y: int) -> int:
@@ -182,35 +225,57 @@ def diff_lines(old: str, new: str) -> list[Part]:
     """The line diff of two LF texts as :class:`Part` runs, in order (adjacent kinds merged).
 
     Joining the ``" "`` and ``"-"`` parts gives ``old``; the ``" "`` and ``"+"`` parts give ``new``.
+    Each part's text is one slice of ``old`` (common and removed runs) or ``new`` (added runs), so
+    the long common head and tail of a small change in a big file are copied once, not joined.
     """
     prefix = _common_prefix(old, new)
     if prefix < len(old) or prefix < len(new):
         prefix = old.rfind("\n", 0, prefix) + 1
     suffix = _suffix_with_margin(old, new, prefix)
-    parts: list[Part] = []
-    if prefix:
-        parts.append(Part(" ", old[:prefix]))
     old_tokens = _tokens(old[prefix : len(old) - suffix])
     new_tokens = _tokens(new[prefix : len(new) - suffix])
     runs = _myers(old_tokens, new_tokens)
     if runs is None:
         runs = _replace_all(old_tokens, new_tokens)
+    spans: list[list] = []  # [kind, start, end]: old offsets for " " and "-", new offsets for "+"
+    if prefix:
+        spans.append([" ", 0, prefix])
     x = y = 0
+    old_at, new_at = prefix, prefix
     for kind, count in runs:
         if count == 0:
             continue
         if kind == "+":
-            text = _join(new_tokens[y : y + count])
+            size = _span_length(new_tokens, y, count)
+            _add_span(spans, "+", new_at, new_at + size)
+            new_at += size
             y += count
         else:
-            text = _join(old_tokens[x : x + count])
+            size = _span_length(old_tokens, x, count)
+            _add_span(spans, kind, old_at, old_at + size)
+            old_at += size
             x += count
             if kind == " ":
+                new_at += size
                 y += count
-        _append(parts, Part(kind, text))
     if suffix:
-        _append(parts, Part(" ", old[len(old) - suffix :]))
-    return parts
+        _add_span(spans, " ", len(old) - suffix, len(old))
+    return [Part(kind, new if kind == "+" else old, a, b) for kind, a, b in spans]
+
+
+def _span_length(tokens: list[str], start: int, count: int) -> int:
+    """Code points of ``tokens[start:start+count]`` joined as text (each with its ``\\n``, except
+    an unterminated last line)."""
+    run = tokens[start : start + count]
+    size = sum(map(len, run)) + len(run)
+    return size - 1 if run and isinstance(run[-1], _Unterminated) else size
+
+
+def _add_span(spans: list[list], kind: str, start: int, end: int) -> None:
+    if spans and spans[-1][0] == kind and spans[-1][2] == start:
+        spans[-1][2] = end
+    else:
+        spans.append([kind, start, end])
 
 
 def _suffix_with_margin(old: str, new: str, prefix: int) -> int:
@@ -221,8 +286,14 @@ def _suffix_with_margin(old: str, new: str, prefix: int) -> int:
     inside a run of repeated lines longer than the margin can come out placed differently.
     """
     limit = min(len(old), len(new)) - prefix
-    lo, hi = 0, limit
     la, lb = len(old), len(new)
+    lo = 0
+    while lo < limit:  # whole chunks first, as in _common_prefix
+        step = min(_CHUNK, limit - lo)
+        if old[la - lo - step : la - lo] != new[lb - lo - step : lb - lo]:
+            break
+        lo += step
+    hi = min(lo + _CHUNK, limit)
     while lo < hi:  # largest n with equal last n characters
         mid = (lo + hi + 1) // 2
         if old[la - mid : la - lo] == new[lb - mid : lb - lo]:
@@ -253,10 +324,3 @@ def _replace_all(old: list[str], new: list[str]) -> list[tuple[str, int]]:
     while tail < min(len(old), len(new)) and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
         tail += 1
     return [("-", len(old) - tail), ("+", len(new) - tail), (" ", tail)]
-
-
-def _append(parts: list[Part], part: Part) -> None:
-    if parts and parts[-1].kind == part.kind:
-        parts[-1] = Part(part.kind, parts[-1].text + part.text)
-    else:
-        parts.append(part)
