@@ -37,7 +37,14 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, **env: str):
+def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, after_startup: bool = False, **env: str):
+    """Run ``editors/nvim/tests/<script>`` in the workspace; ``((rc, result, output), ws)``.
+
+    The command line ends in ``cquit 3``. ``after_startup`` runs the script from the main loop
+    after VimEnter instead (Neovim does not fire OptionSet while it starts, i.e. during ``-c``
+    commands, and an autocommand callback does not get LSP replies while it waits); then a Lua error
+    before the script's own handler is bounded by ``timeout`` (exit 124) rather than ``cquit``.
+    """
     ws = workspace(tmp_path)
     result = tmp_path / "result.json"
     shim_dir = tmp_path / "bin"
@@ -48,8 +55,10 @@ def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, *
         PI_LSP_NVIM_PLUGIN=str(NVIM_PLUGIN), PI_TEST_HELPERS=str(SCENARIOS / "helpers.lua"),
         PI_TEST_RESULT=str(result), PI_TEST_KEY="test-key", **env,
     )
-    argv = [nvim, "--headless", "-u", str(SCENARIOS / "minimal_init.lua"), "-i", "NONE", "-n",
-            "-c", f"luafile {SCENARIOS / script}", "-c", "cquit 3"]
+    deferred = f"autocmd VimEnter * ++once lua vim.schedule(function() dofile('{SCENARIOS / script}') end)"
+    run = ["-c", deferred] if after_startup else [
+        "-c", f"luafile {SCENARIOS / script}", "-c", "cquit 3"]
+    argv = [nvim, "--headless", "-u", str(SCENARIOS / "minimal_init.lua"), "-i", "NONE", "-n", *run]
     return run_editor(argv, cwd=ws, env=environment, result=result), ws
 
 
@@ -98,3 +107,15 @@ def test_reload_documents_before_an_edit(nvim: str, tmp_path: Path) -> None:
     finally:
         replay.stop()
     assert_passed(rc, data, output, replay)
+
+
+def test_document_state_keeps_a_buffer_marked_modified_unsaved(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_state.jsonl")
+    try:
+        (rc, data, output), _ = run_scenario(
+            nvim, tmp_path, "document_state.lua", after_startup=True, PI_TEST_URL=replay.url
+        )
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr

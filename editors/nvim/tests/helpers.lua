@@ -125,6 +125,11 @@ local function finish()
 end
 
 function H.run(fn)
+  -- a scenario that hangs still ends (with a failed check) before the outer `timeout`
+  vim.defer_fn(function()
+    H.check('the scenario finished within 75 s', false)
+    finish()
+  end, 75000)
   local ok, err = xpcall(fn, debug.traceback)
   if not ok then
     H.check('no Lua error', false, err)

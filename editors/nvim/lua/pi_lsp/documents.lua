@@ -11,7 +11,8 @@
 --- * `pi/reloadDocuments {uris}` -> `{reloaded: [uri], skipped: [{uri, reason}]}`: reloads only
 ---   unmodified buffers (`:checktime` with 'autoread' on for that buffer; on a modified buffer it
 ---   would prompt and block, so those are skipped).
---- * `pi/documentState {uri, version, dirty}` on BufModifiedSet, sent after the change's didChange.
+--- * `pi/documentState {uri, version, dirty}` when 'modified' changes (BufModifiedSet, OptionSet),
+---   sent after the change's didChange.
 ---
 --- Handlers follow Neovim's signature `(err, params, ctx)` and return the response table.
 local client_mod = require('pi_lsp.client')
@@ -206,7 +207,8 @@ function M.reload_documents(_, params, _)
 end
 
 --- Send `pi/documentState` for `bufnr` to every pi-lsp client attached to it. Scheduled by the
---- BufModifiedSet autocommand, so the change's didChange (and its version) went out first.
+--- BufModifiedSet/OptionSet autocommands, so the change's didChange (and its version) went out
+--- first.
 function M.send_state(bufnr)
   if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
     return

@@ -2,8 +2,8 @@
 ---
 --- `require('pi_lsp').setup(opts)` (options: `pi_lsp.config`) attaches every normal file buffer
 --- inside a workspace root on BufReadPost/BufNewFile (not FileType, which never fires for buffers
---- without a filetype), starting one pi-lsp per root, and sends `pi/documentState` on
---- BufModifiedSet. The commands (plugin/pi_lsp.lua) call the functions below. See :help pi_lsp.
+--- without a filetype), starting one pi-lsp per root, and sends `pi/documentState` when
+--- 'modified' changes (BufModifiedSet, OptionSet). The commands (plugin/pi_lsp.lua) call the functions below. See :help pi_lsp.
 local config = require('pi_lsp.config')
 local client_mod = require('pi_lsp.client')
 local run = require('pi_lsp.run')
@@ -31,13 +31,24 @@ function M.setup(opts)
       end
     end
   end
+  -- 'modified' changes: BufModifiedSet (Neovim fires it while redrawing, so only with a UI) and
+  -- OptionSet for an explicit :set [no]modified (also headless).
+  local function state_changed(b)
+    vim.schedule(function()
+      require('pi_lsp.documents').send_state(b)
+    end)
+  end
   vim.api.nvim_create_autocmd('BufModifiedSet', {
     group = group,
     callback = function(args)
-      local b = args.buf
-      vim.schedule(function()
-        require('pi_lsp.documents').send_state(b)
-      end)
+      state_changed(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd('OptionSet', {
+    group = group,
+    pattern = 'modified',
+    callback = function()
+      state_changed(vim.api.nvim_get_current_buf())
     end,
   })
   client_mod.exit_listeners = { run.on_client_exit }
