@@ -22,9 +22,11 @@ child subreaper on Linux, so daemonised grandchildren are ended too), removes it
 ``Operation aborted`` results), then the same clean-up, exit status 130/143.
 
 ``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
-every registered tool). ``--approvals`` is accepted for the policy layer (design.md section 8: exec
-has no one to ask, so the default is ``allow``); until the policy hooks exist both values run every
-call. This module imports no pygls, lsprotocol or httpx, so it starts fast.
+every registered tool). ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
+design.md section 8) would ask a user, since exec has no editor to ask: ``allow`` (the default) or
+``deny``. Deny rules and protected paths apply either way (``edit``/``write`` of ``.env`` is refused);
+each decision goes to this module's logger at INFO level (silent unless logging is configured).
+This module imports no pygls, lsprotocol or httpx, so it starts fast.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import shutil
 import signal
@@ -44,10 +47,13 @@ from typing import Any, BinaryIO
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
+from pi_lsp.policy.approvals import ApprovalPolicy
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
 from pi_lsp.tools.local_files import LocalFileAccess
 from pi_lsp.tools.processes import ProcessRegistry, become_child_subreaper
+
+logger = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 1 << 16
 NOT_A_CALL = (
@@ -193,6 +199,11 @@ def write_line(out: BinaryIO, obj: dict[str, Any]) -> None:
     out.flush()
 
 
+def _log_decision(entry: dict[str, Any]) -> None:
+    """The policy's journal in exec: one log line per decision (stderr when logging is set up)."""
+    logger.info("approval: %s", json.dumps(entry, ensure_ascii=False))
+
+
 def _active_names(spec: str | None, known: list[str]) -> list[str]:
     if spec is None:
         return [name for name in DEFAULT_ACTIVE_TOOLS if name in known]
@@ -208,8 +219,8 @@ def _active_names(spec: str | None, known: list[str]) -> list[str]:
 async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     """Serve stdin until it ends; returns the exit status.
 
-    ``approvals`` (``allow``/``deny``) is the answer the policy hooks will give where they would ask
-    a user (design.md section 8); exec registers no policy hooks yet, so it does not change anything.
+    ``approvals`` (``allow``/``deny``) is the answer the policy hook gives where it would ask a
+    user (design.md section 8).
     """
     loop = asyncio.get_running_loop()
     subreaper = become_child_subreaper()
@@ -231,6 +242,12 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
         )
         tools = create_tools(env)
         pipeline = ToolPipeline(tools, active=_active_names(tools_spec, [t.name for t in tools]))
+        policy = ApprovalPolicy(
+            env, [t.name for t in tools], journal=_log_decision,
+            unavailable_reason=f"pi-lsp exec has no editor to ask (--approvals {approvals})",
+        )
+        policy.configure(fallback="allow" if approvals == "allow" else "deny")
+        pipeline.add_before_hook(policy, first=True)
         reader = LineReader(loop, sys.stdin.fileno())
         session.on_abort(reader.stop)
         out = sys.stdout.buffer

@@ -15,6 +15,7 @@ bare JSON-RPC error (design.md section 2, Cancellation).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,8 @@ from pi_lsp.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
 from pi_lsp.event_relay import EventRelay
+from pi_lsp.policy.approvals import ANSWERS, ApprovalPolicy, ApprovalRequest, ApprovalUnavailable
+from pi_lsp.session_journal import SessionJournal
 from pi_lsp.settings import Settings, parse_settings
 from pi_lsp.tool_host import ToolHost
 
@@ -64,6 +67,7 @@ class PiLanguageServer(LanguageServer):
         self._init_options: dict[str, Any] = {}
         self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
         self.agents = AgentSessions(self._send_event)
+        self.policy: ApprovalPolicy | None = None
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -107,6 +111,7 @@ class PiLanguageServer(LanguageServer):
         self.settings, problems = parse_settings(raw)
         if self.host is not None:
             problems += self.host.apply_settings(self.settings)
+        problems += self.configure_policy()
         for problem in problems:
             self.show(problem)
 
@@ -133,6 +138,73 @@ class PiLanguageServer(LanguageServer):
 
     def _send_event(self, params: dict[str, Any]) -> None:
         self.protocol.notify(rpc.EVENT, params)
+
+    # Approvals (design.md section 8): the policy hook asks through window/showMessageRequest.
+
+    def install_policy(self, host: ToolHost) -> list[str]:
+        """Register the approval hook on ``host``'s pipeline (first of all before hooks) and
+        configure it from the current settings; return the problems to show."""
+        self.policy = ApprovalPolicy(
+            host.env, list(host.pipeline.tools), ask=self.ask_approval, journal=self.journal_approval
+        )
+        host.pipeline.add_before_hook(self.policy, first=True)
+        return self.configure_policy()
+
+    def configure_policy(self) -> list[str]:
+        """Apply ``pi.approvals`` and ``pi.protectedPaths``; messages about malformed values."""
+        if self.policy is None:
+            return []
+        approvals = self.settings.approvals
+        return self.policy.configure(
+            approvals.rules,
+            protected_paths=self.settings.protected_paths,
+            timeout_seconds=approvals.timeout_seconds,
+            fallback=approvals.fallback,
+        )
+
+    async def ask_approval(self, request: ApprovalRequest) -> str | None:
+        """Ask the user with ``window/showMessageRequest`` (actions ``Allow once``, ``Allow for
+        this session``, ``Deny``); announce it as a ``pi_approval_request`` event first.
+
+        Returns the chosen title, or ``None`` when the prompt was dismissed or the answer is not
+        one of the actions. Raises :class:`ApprovalUnavailable` when the client answers with an
+        error (it has no such request) or is gone. The policy applies the timeout; when it stops
+        waiting, the request stays open and a late answer is only logged.
+        """
+        self._send_event({"sessionId": request.session_id, "event": {
+            "type": "pi_approval_request", "toolCallId": request.tool_call_id,
+            "toolName": request.scope.tool, "scope": request.scope.shown, "reason": request.reason,
+        }})
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=request.message,
+            actions=[types.MessageActionItem(title=title) for title in ANSWERS],
+        )
+        future = self.protocol.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        try:
+            answer = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            future.add_done_callback(_log_late_answer)
+            raise
+        except JsonRpcException as exc:
+            raise ApprovalUnavailable(f"window/showMessageRequest failed: {exc.message or exc}") from exc
+        except (RuntimeError, ConnectionError) as exc:
+            raise ApprovalUnavailable(f"the editor is gone: {exc}") from exc
+        title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+        return title if title in ANSWERS else None
+
+    def journal_approval(self, entry: dict[str, Any]) -> None:
+        """Every approval decision: into the agent session's journal when the call belongs to a
+        ``pi/prompt`` session, and always into the daemon's log."""
+        logger.info("approval: %s", json.dumps(entry, ensure_ascii=False))
+        session_id = entry.get("sessionId")
+        if self.host is not None and isinstance(session_id, str) and session_id in self.agents.sessions:
+            SessionJournal(session_id, self.host.env.cwd).record(entry)
+
+
+def _log_late_answer(future: "asyncio.Future[Any]") -> None:
+    if not future.cancelled() and future.exception() is None:
+        logger.info("an approval answer arrived after the call stopped waiting; ignored: %r", future.result())
 
 
 def _supports_configuration(caps: types.ClientCapabilities | None) -> bool:
@@ -178,6 +250,7 @@ def create_server() -> PiLanguageServer:
         ls.settings, problems = parse_settings(pi_options)
         ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings)
         problems += ls.host.apply_settings(ls.settings)
+        problems += ls.install_policy(ls.host)
         for problem in problems:
             ls.show(problem)
         logger.info(

@@ -10,7 +10,9 @@ Lines (camelCase JSON, one object each, appended and flushed as they happen):
 - ``{"type": "session", "version": 1, "id", "cwd", "timestamp"}`` first;
 - ``{"type": "message", "message": {...}}`` for every user, assistant and toolResult message, at
   its ``message_end`` (the wire form of :mod:`pi_lsp.llm.types`);
-- ``{"type": "run_end", "stopReason", "errorMessage"?, "timestamp"}`` when a run ends.
+- ``{"type": "run_end", "stopReason", "errorMessage"?, "timestamp"}`` when a run ends;
+- ``{"type": "approval", ...}`` for every approval decision of the session's tool calls
+  (:mod:`pi_lsp.policy.approvals` describes the keys), through :meth:`SessionJournal.record`.
 
 A journal that cannot be written is logged once and the session goes on (journaling never fails a
 run). :func:`load_messages` reads a journal back into the transcript (bad lines skipped).
@@ -72,6 +74,10 @@ class SessionJournal:
     def message(self, message: dict[str, Any]) -> None:
         """Journal one message (its wire dict)."""
         self._write({"type": "message", "message": message})
+
+    def record(self, line: dict[str, Any]) -> None:
+        """Journal another kind of line as given (it carries its own ``type``: approvals)."""
+        self._write(line)
 
     def run_end(self, stop_reason: str, error_message: str | None) -> None:
         """Journal the end of a run."""

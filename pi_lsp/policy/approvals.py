@@ -85,7 +85,13 @@ Ask = Callable[[ApprovalRequest], Awaitable[str | None]]
 may raise :class:`ApprovalUnavailable`. The policy applies the timeout and may cancel it."""
 
 Journal = Callable[[dict[str, Any]], None]
-"""Receives one camelCase entry per decision (``{"type": "approval", ...}``); must not raise."""
+"""Receives one entry per decision; must not raise. Keys (camelCase JSON):
+``type`` (``"approval"``), ``sessionId``, ``toolCallId``, ``toolName``, ``scope`` (the command,
+path or tool shown), ``scopeKind`` (``command``/``path``/``tool``), ``policy`` and ``policyReason``
+(the rules' verdict before asking: ``allow``/``ask``/``deny`` and why), ``decision``
+(``allow``/``deny``: what happened), ``by`` (``default``, ``rule``, ``protected``, ``grant``,
+``user``, ``fallback`` or ``cancelled``), ``reason``, ``answer`` (the action chosen, when asked),
+``grant`` (``"session"`` when a session grant was recorded), ``timestamp`` (epoch ms)."""
 
 
 @dataclass

@@ -17,6 +17,8 @@ from pi_lsp.editor.fake_editor import FakeEditor
 
 from tests.e2e.daemon_support import SERVER_COMMAND, server_env, wait_until
 
+ALLOW = "Allow once"  # the approval answer for bash commands that are not read-only (issue 9)
+
 
 @pytest_lsp.fixture(
     params=["visual_studio_code", "neovim"],
@@ -76,7 +78,7 @@ async def test_exit_without_shutdown_ends_with_code_1(make_editor) -> None:
 
 
 async def test_stdin_closed_ends_process_groups_and_the_temp_folder(make_editor, tmp_path: Path) -> None:
-    editor: FakeEditor = await make_editor()
+    editor: FakeEditor = await make_editor(message_answer=ALLOW)
     pid_file = tmp_path / "sleeper.pid"
     task = asyncio.ensure_future(
         editor.call("bash", {"command": f"sleep 300 & echo $! > {pid_file}; wait"}, call_id="long")
@@ -155,7 +157,7 @@ async def test_first_workspace_folder_is_the_cwd_and_folder_changes_are_followed
 
 
 async def test_stray_prints_cannot_reach_the_protocol_stream(make_editor, tmp_path: Path) -> None:
-    editor: FakeEditor = await make_editor()
+    editor: FakeEditor = await make_editor(message_answer=ALLOW)
     # a child process inheriting the daemon's fd 1 writes to stderr, not into the protocol
     result = await editor.call("bash", {"command": "echo to-stdout; echo to-stderr >&2"})
     assert "to-stdout" in editor.result_text(result)

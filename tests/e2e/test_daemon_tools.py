@@ -11,11 +11,13 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pi_lsp.editor.fake_editor import FakeEditor
 from tests.e2e.daemon_support import wait_until
 
+ALLOW = "Allow once"  # the approval answer for bash commands that are not read-only (issue 9)
+
 
 async def test_read_ls_and_bash_run_through_the_daemon(make_editor, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("first\nsecond\n", encoding="utf-8")
     (tmp_path / "sub").mkdir()
-    editor: FakeEditor = await make_editor()
+    editor: FakeEditor = await make_editor(message_answer=ALLOW)
     await editor.request("pi/setActiveTools", {"names": ["read", "bash", "ls"]})
     read = await editor.call("read", {"path": "notes.txt"}, call_id="r")
     assert read["toolCallId"] == "r" and read["toolName"] == "read" and read["isError"] is False
@@ -47,7 +49,7 @@ async def test_unknown_tool_and_bad_arguments_are_error_results(make_editor) -> 
 
 
 async def test_batch_results_come_back_in_source_order(make_editor, tmp_path: Path) -> None:
-    editor: FakeEditor = await make_editor()
+    editor: FakeEditor = await make_editor(message_answer=ALLOW)
     reply = await editor.request(
         "pi/executeToolCalls",
         {"toolCalls": [
@@ -84,7 +86,7 @@ async def test_list_and_set_active_tools(make_editor) -> None:
 
 
 async def test_cancel_request_answers_with_the_aborted_result(make_editor, tmp_path: Path) -> None:
-    editor: FakeEditor = await make_editor()
+    editor: FakeEditor = await make_editor(message_answer=ALLOW)
     marker = tmp_path / "started"
     future = editor.client.protocol.send_request(
         "pi/executeToolCall",
@@ -117,7 +119,7 @@ async def test_external_calls_emit_bounded_tool_events(make_editor, tmp_path: Pa
 
 
 async def test_bash_updates_are_coalesced_new_text(make_editor) -> None:
-    editor: FakeEditor = await make_editor()
+    editor: FakeEditor = await make_editor(message_answer=ALLOW)
     command = "for i in $(seq 1 40); do echo tick$i; sleep 0.02; done"
     await editor.call("bash", {"command": command}, call_id="t")
     updates = [e["event"] for e in editor.events if e["event"]["type"] == "tool_execution_update"]
