@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pi_lsp.agent.tool import ToolError
@@ -157,27 +158,27 @@ def plan_edits(lf: str, edits: list[EditSpec], path: str) -> list[Splice]:
             fuzzy_lf = fuzzy_normalize(lf)
         return fuzzy_lf
 
+    exact_starts = [lf.find(old) for old in olds]
+    fuzzy_olds = [fuzzy_normalize(old) for old in olds]
     # first pass: does any edit need fuzzy matching?
     fuzzy_mode = False
-    for old in olds:
-        if old not in lf and fuzzy_normalize(old) in fuzzy_of_lf():
+    for start, fuzzy_old in zip(exact_starts, fuzzy_olds):
+        if start < 0 and fuzzy_old in fuzzy_of_lf():
             fuzzy_mode = True
             break
     base = fuzzy_of_lf() if fuzzy_mode else lf
-    fuzzy_base = fuzzy_of_lf()  # fuzzy_normalize(base) in both modes (idempotent)
 
     matches: list[_Match] = []
     for i, old in enumerate(olds):
-        start = base.find(old)
+        start = base.find(old) if fuzzy_mode else exact_starts[i]
         length = len(old)
-        fuzzy_old = fuzzy_normalize(old)
+        fuzzy_old = fuzzy_olds[i]
         if start < 0:
-            start = fuzzy_base.find(fuzzy_old)
+            start = fuzzy_of_lf().find(fuzzy_old)
             length = len(fuzzy_old)
             if start < 0:
                 raise _not_found(path, i, total)
-        # JavaScript's ``split(needle).length - 1``: an empty needle splits between characters
-        count = fuzzy_base.count(fuzzy_old) if fuzzy_old else len(fuzzy_base) - 1
+        count = _fuzzy_count(lf, fuzzy_old, fuzzy_of_lf, fuzzy_mode)
         if count > 1:
             raise _duplicate(path, i, total, count)
         matches.append(_Match(i, start, start + length, news[i]))
@@ -197,6 +198,26 @@ def plan_edits(lf: str, edits: list[EditSpec], path: str) -> list[Splice]:
     if all(lf[s:e] == text for s, e, text in splices):
         raise _no_change(path, total)
     return splices
+
+
+def _fuzzy_count(lf: str, fuzzy_old: str, fuzzy_of_lf: Callable[[], str], fuzzy_mode: bool) -> int:
+    """Occurrences of ``fuzzy_old`` in the fuzzy form of ``lf`` (non-overlapping, as JavaScript's
+    ``split(needle).length - 1`` counts them; an empty needle splits between characters).
+
+    Fast path without normalising the whole file: for ASCII ``lf`` the fuzzy form only drops
+    trailing whitespace from lines, and a one-line needle that is itself normalised ends in a
+    non-space character, so each of its occurrences lies in the kept part of one line: the count
+    in ``lf`` is the count in the fuzzy form. Only more than one occurrence needs a full count.
+    """
+    if not fuzzy_mode and fuzzy_old and lf.isascii() and "\n" not in fuzzy_old:
+        first = lf.find(fuzzy_old)
+        if first < 0:
+            return 0
+        if lf.find(fuzzy_old, first + len(fuzzy_old)) < 0:
+            return 1
+        return lf.count(fuzzy_old)
+    fuzzy_base = fuzzy_of_lf()
+    return fuzzy_base.count(fuzzy_old) if fuzzy_old else len(fuzzy_base) - 1
 
 
 def _line_splices(lf: str, fuzzy: str, matches: list[_Match]) -> list[Splice]:
