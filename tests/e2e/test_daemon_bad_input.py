@@ -115,12 +115,13 @@ async def test_files_outside_every_workspace_folder_are_served_without_harm(make
     outside.mkdir()
     target = outside / "x.txt"
     target.write_bytes(b"keep\r\nme\r\n")
-    editor: FakeEditor = await make_editor(root=inside)
+    editor: FakeEditor = await make_editor(root=inside, message_answer="Allow once")  # outside: asked (issue 9)
     read = await editor.call("read", {"path": str(target)})
     assert editor.result_text(read) == "keep\r\nme\r\n"
     edited = await editor.call("edit", {"path": "../elsewhere/x.txt", "edits": [{"oldText": "me", "newText": "you"}]})
     assert edited["isError"] is False
     assert target.read_bytes() == b"keep\r\nyou\r\n"  # CRLF kept, nothing else touched
+    assert len(editor.message_requests) == 2 and all("outside the workspace" in m for m in editor.message_requests)
     assert await editor.request("pi/listTools", {})
 
 
