@@ -93,7 +93,10 @@ class EditorFileAccess:
         document = self._document(path)
         if document is None:
             return DocState.NOT_OPEN, None
-        newer = await asyncio.to_thread(self.store.check_disk, document)
+        if _disk_unchanged(document):  # the usual case, one inline stat: no thread hop per call
+            newer = False
+        else:
+            newer = await asyncio.to_thread(self.store.check_disk, document)
         dirty = document.dirty
         if dirty:
             return (DocState.DIRTY_DISK_NEWER if newer else DocState.DIRTY), document
@@ -292,12 +295,29 @@ class EditorFileAccess:
         for document in self.store.documents():
             if document.real_path is None:
                 continue
+            if _disk_unchanged(document):
+                continue
             newer = await asyncio.to_thread(self.store.check_disk, document)
             if newer and not document.dirty:
                 stale.append(document)
         if not stale:
             return {}
         return await reload_from_disk(stale, self.store, self.connection, self.settings)
+
+def _disk_unchanged(document: Document) -> bool:
+    """True when ``DocumentStore.check_disk`` would answer "not newer" without reading the file:
+    no path or fingerprint, or the file still has the recorded ``mtime_ns`` and size (one
+    ``stat``, cheap enough to run inline). ``False`` means "ask ``check_disk``" (it may hash or
+    read the file, so it runs in a worker thread)."""
+    fingerprint = document.fingerprint
+    if document.real_path is None or fingerprint is None:
+        return True
+    try:
+        stat = os.stat(document.real_path)
+    except OSError:
+        return False
+    return stat.st_mtime_ns == fingerprint.mtime_ns and stat.st_size == fingerprint.size
+
 
 def _text_of(data: bytes) -> str | None:
     """Strict UTF-8 text of ``data`` without its BOM, ``None`` if not valid UTF-8."""
