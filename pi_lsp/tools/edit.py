@@ -165,9 +165,9 @@ class EditTool(BuiltinTool):
         new_text = view.splice(splices)
         new_bytes = encode_text(has_bom, new_text)
         new_lf = new_text if view.lf is view.original else apply_splices(view.lf, splices)
-        details = edit_diff(path, view.lf, new_lf)
         label = f"pi: edit {display_path(absolute, self.env.cwd)}"
         report = await self._write(absolute, new_bytes, snapshot, label, ctx, path, len(specs))
+        details = edit_diff(path, view.lf, new_lf)  # after the write: the editor gets the edit sooner
         message = f"Successfully replaced {len(specs)} block(s) in {path}."
         for notice in report.notices:
             message += "\n" + notice
