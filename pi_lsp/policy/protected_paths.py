@@ -36,13 +36,14 @@ ENV_EXCEPTIONS: frozenset[str] = frozenset({".env.example", ".env.sample", ".env
 """``.env.*`` names that hold no secrets by convention and stay writable."""
 
 
-def _builtin_match(path: Path) -> str | None:
-    """The built-in pattern ``path`` (absolute, normalised) matches, or ``None``."""
-    for part in path.parts:
+def _builtin_match(path: str) -> str | None:
+    """The built-in pattern ``path`` (absolute, normalised, ``/``-separated) matches, or ``None``."""
+    parts = path.split("/")
+    for part in parts:
         pattern = PROTECTED_DIRECTORIES.get(part)
         if pattern is not None:
             return pattern
-    name = path.name
+    name = parts[-1]
     if name in ENV_EXCEPTIONS:
         return None
     for pattern in PROTECTED_NAMES:
@@ -76,21 +77,26 @@ class ProtectedPaths:
                 problems.append(f"pi.protectedPaths[{index}]: invalid glob {pattern!r} ({exc}); ignored")
         return cls(globs), problems
 
-    def match(self, path: Path, scope: WorkspaceScope) -> str | None:
+    def match(self, path: Path, scope: WorkspaceScope, real: str | None = None) -> str | None:
         """The pattern that protects ``path`` (absolute), or ``None``.
 
-        ``path`` is checked as given (normalised: ``..`` removed) and as its real path; folder-relative
-        extra patterns are matched against the lexical and the real workspace folders.
+        ``path`` is checked as given (normalised: ``..`` removed) and as its real path (``real``
+        when the caller already resolved it); folder-relative extra patterns are matched against
+        the lexical and the real workspace folders.
         """
-        lexical = Path(os.path.normpath(path))
-        real = real_path(lexical)
-        folders = scope.folders()
-        folders += [root for root in scope.roots() if root not in folders]
-        for candidate in (lexical, real) if real != lexical else (lexical,):
+        lexical = os.path.normpath(path)
+        resolved = real if real is not None else real_path(lexical)
+        candidates = (lexical, resolved) if resolved != lexical else (lexical,)
+        for candidate in candidates:
             found = _builtin_match(candidate)
             if found is not None:
                 return found
+        if not self.extra:
+            return None
+        folders = scope.folders()
+        folders += [root for root in scope.roots() if root not in folders]
+        for candidate in candidates:
             for glob in self.extra:
-                if glob.matches(candidate, folders):
+                if glob.matches(Path(candidate), folders):
                     return glob.pattern
         return None

@@ -44,7 +44,7 @@ from pi_lsp.policy.call_scope import CONTENT_TOOLS, PATH_TOOLS, WRITE_TOOLS, Cal
 from pi_lsp.policy.path_glob import GlobError, PathGlob
 from pi_lsp.policy.protected_paths import ProtectedPaths
 from pi_lsp.policy.readonly_commands import readonly_problem
-from pi_lsp.policy.workspace_scope import WorkspaceScope
+from pi_lsp.policy.workspace_scope import WorkspaceScope, real_path
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[str, ...] = ("allow", "ask", "deny")
@@ -171,32 +171,36 @@ def decide(
     cwd: Path,
 ) -> Decision:
     """The decision for ``scope`` (module docstring for the order). Never raises."""
-    guarded = protected.match(scope.path, workspace) if scope.path is not None else None
+    real = real_path(scope.path) if scope.path is not None else None
+    guarded = protected.match(scope.path, workspace, real) if scope.path is not None else None
     if guarded is not None and scope.tool in WRITE_TOOLS:
         return Decision("deny", "protected", f"{scope.shown} is a protected path ({guarded})")
-    folders = workspace.folders() + workspace.roots()
-    rule = _first_rule(scope, rules, folders)
+    rule = _first_rule(scope, rules, workspace) if rules else None
     if guarded is not None and scope.tool in CONTENT_TOOLS and (rule is None or rule.action != "deny"):
         return Decision("ask", "protected", f"{scope.shown} is a protected path ({guarded}); its content would go to the model")
     if rule is not None:
         return Decision(rule.action, "rule", f"{rule.describe()} matches")
-    return _default(scope, protected, workspace, cwd)
+    return _default(scope, protected, workspace, cwd, real)
 
 
-def _first_rule(scope: CallScope, rules: Sequence[ApprovalRule], folders: list[Path]) -> ApprovalRule | None:
+def _first_rule(scope: CallScope, rules: Sequence[ApprovalRule], workspace: WorkspaceScope) -> ApprovalRule | None:
+    folders = workspace.folders() + workspace.roots()
     for rule in [r for r in rules if r.has_pattern] + [r for r in rules if not r.has_pattern]:
         if rule.matches(scope, folders):
             return rule
     return None
 
 
-def _default(scope: CallScope, protected: ProtectedPaths, workspace: WorkspaceScope, cwd: Path) -> Decision:
+def _default(
+    scope: CallScope, protected: ProtectedPaths, workspace: WorkspaceScope, cwd: Path, real: Path | None
+) -> Decision:
     if scope.kind == "command":
 
         def check_path(path: Path, contents: bool) -> str | None:
-            if not workspace.contains(path):
+            resolved = real_path(path)
+            if not workspace.contains(path, resolved):
                 return f"{path} is outside the workspace"
-            guarded = protected.match(path, workspace) if contents else None
+            guarded = protected.match(path, workspace, resolved) if contents else None
             if guarded is not None:
                 return f"{path} is a protected path ({guarded})"
             return None
@@ -206,7 +210,7 @@ def _default(scope: CallScope, protected: ProtectedPaths, workspace: WorkspaceSc
             return Decision("allow", "default", "a simple read-only command")
         return Decision("ask", "default", f"not a simple read-only command: {problem}")
     if scope.kind == "path" and scope.path is not None:
-        if workspace.contains(scope.path):
+        if workspace.contains(scope.path, real):
             return Decision("allow", "default", "inside the workspace")
         return Decision("ask", "default", f"{scope.shown} is outside the workspace")
     return Decision("ask", "default", f"no rule covers the {scope.tool} tool")

@@ -13,45 +13,56 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
-def real_path(path: Path) -> Path:
-    """``os.path.realpath`` of ``path`` (never raises for missing parts; a symlink loop gives the
-    path as far as it resolved)."""
+def real_path(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath`` of ``path`` as a string (never raises: a NUL byte or an OS error gives
+    the normalised path; missing parts and symlink loops resolve as far as they can)."""
     try:
-        return Path(os.path.realpath(path))
+        return os.path.realpath(path)
     except (OSError, ValueError):
-        return Path(os.path.normpath(path))
-
-
-def is_within(path: Path, folder: Path) -> bool:
-    """True when ``path`` is ``folder`` or below it (both absolute and normalised; lexical test)."""
-    return path == folder or folder in path.parents
+        return os.path.normpath(path)
 
 
 class WorkspaceScope:
     """The folders a session may touch without asking.
 
     ``folders`` returns the current workspace folders (it is called per check, so
-    ``didChangeWorkspaceFolders`` is followed); ``temp_dir`` is the session temp folder, or
-    ``None``.
+    ``didChangeWorkspaceFolders`` is followed; the resolved roots are recomputed only when the list
+    changes); ``temp_dir`` is the session temp folder, or ``None``.
     """
 
     def __init__(self, folders: Callable[[], Sequence[Path]], temp_dir: Path | None = None) -> None:
         self._folders = folders
         self.temp_dir = temp_dir
+        self._key: tuple[Path, ...] | None = None
+        self._lexical: list[Path] = []
+        self._roots: list[Path] = []
+        self._prefixes: list[str] = []
+
+    def _refresh(self) -> None:
+        key = tuple(self._folders())
+        if key == self._key:
+            return
+        self._lexical = [Path(os.path.normpath(os.path.abspath(f))) for f in key]
+        roots = [Path(real_path(f)) for f in self._lexical]
+        if self.temp_dir is not None:
+            roots.append(Path(real_path(self.temp_dir)))
+        self._roots = roots
+        self._prefixes = [str(root).rstrip("/") + "/" for root in roots]
+        self._key = key
 
     def folders(self) -> list[Path]:
         """The workspace folders, absolute and normalised (their lexical form, in order)."""
-        return [Path(os.path.normpath(os.path.abspath(f))) for f in self._folders()]
+        self._refresh()
+        return list(self._lexical)
 
     def roots(self) -> list[Path]:
         """Real paths of the workspace folders and the temp folder (the confinement roots)."""
-        roots = [real_path(f) for f in self.folders()]
-        if self.temp_dir is not None:
-            roots.append(real_path(self.temp_dir))
-        return roots
+        self._refresh()
+        return list(self._roots)
 
-    def contains(self, path: Path) -> bool:
-        """True when the real path of ``path`` (absolute) is inside a workspace folder or the temp
-        folder (see the module docstring)."""
-        real = real_path(path)
-        return any(is_within(real, root) for root in self.roots())
+    def contains(self, path: Path, real: str | None = None) -> bool:
+        """True when the real path of ``path`` (absolute; ``real`` when already resolved) is inside
+        a workspace folder or the temp folder (see the module docstring)."""
+        self._refresh()
+        text = real if real is not None else real_path(path)
+        return any(text == prefix[:-1] or text.startswith(prefix) for prefix in self._prefixes)

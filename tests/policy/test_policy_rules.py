@@ -144,3 +144,9 @@ def test_malformed_rules_are_reported_and_the_defaults_used(ws: object, rules: o
 def test_no_rules_is_no_problem() -> None:
     assert parse_rules(None, TOOL_NAMES) == ([], [])
     assert parse_rules([], TOOL_NAMES) == ([], [])
+
+
+def test_a_path_with_a_nul_byte_is_judged_without_raising(ws: Workspace) -> None:
+    assert ws.decide("read", path="a\x00b").action == "allow"  # the tool itself refuses it
+    assert ws.decide("write", path="../outside/x\x00").action == "ask"
+    assert ws.bash("cat a\x00b").action == "ask"
