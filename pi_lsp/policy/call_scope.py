@@ -12,11 +12,12 @@ absolute path shown in the prompt, never more (issue 9).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_lsp.tools.paths import InvalidPathError, display_path, resolve_read_path, resolve_to_cwd
+from pi_lsp.tools.paths import InvalidPathError, resolve_read_path, resolve_to_cwd
 
 PATH_TOOLS: frozenset[str] = frozenset({"read", "edit", "write", "grep", "find", "ls"})
 """Built-in tools judged by a path."""
@@ -73,4 +74,13 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
         path = resolve_read_path(raw, cwd) if tool == "read" else resolve_to_cwd(raw, cwd)
     except InvalidPathError:
         return None
-    return CallScope(tool, "path", path=path, shown=display_path(path, cwd))
+    return CallScope(tool, "path", path=path, shown=_shown(os.fspath(path), os.path.normpath(cwd)))
+
+
+def _shown(path: str, cwd: str) -> str:
+    """``path`` relative to ``cwd`` when inside it (``.`` for ``cwd`` itself), else absolute; the
+    same text as :func:`pi_lsp.tools.paths.display_path` for the normalised paths used here."""
+    if path == cwd:
+        return "."
+    prefix = cwd.rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else path

@@ -150,3 +150,14 @@ def test_a_path_with_a_nul_byte_is_judged_without_raising(ws: Workspace) -> None
     assert ws.decide("read", path="a\x00b").action == "allow"  # the tool itself refuses it
     assert ws.decide("write", path="../outside/x\x00").action == "ask"
     assert ws.bash("cat a\x00b").action == "ask"
+
+
+@pytest.mark.parametrize("path", ["a.txt", "src/b.py", ".", "..", "../outside/secret.txt", "/etc/hosts", "src/../a.txt"])
+def test_the_shown_path_is_the_tools_display_path(ws: Workspace, path: str) -> None:
+    from types import SimpleNamespace
+
+    from pi_lsp.policy.call_scope import call_scope
+    from pi_lsp.tools.paths import display_path, resolve_to_cwd
+
+    scope = call_scope("edit", SimpleNamespace(path=path), ws.ws)
+    assert scope is not None and scope.shown == display_path(resolve_to_cwd(path, ws.ws), ws.ws)
