@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -280,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     if not cwd.is_dir():
         print(f"pi-lsp exec: --cwd {cwd} is not a directory", file=sys.stderr)
         return 2
+    # Everything imported so far lives until exit: keep it out of every garbage collection,
+    # including the full one at interpreter exit (about a fifth of a short run's CPU time).
+    gc.freeze()
     try:
         return asyncio.run(serve(cwd, options.tools, options.approvals))
     except SystemExit as exc:

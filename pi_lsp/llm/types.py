@@ -26,9 +26,13 @@ def now_ms() -> int:
 
 
 class WireModel(BaseModel):
-    """Base for every wire type: camelCase aliases, population by field name or alias."""
+    """Base for every wire type: camelCase aliases, population by field name or alias.
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    ``defer_build``: a model's validator is built on its first use, not at import, so a process
+    that touches only a few types (``pi-lsp exec``) does not pay for all of them at start-up.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True)
 
 
 class TextContent(WireModel):

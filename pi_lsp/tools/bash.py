@@ -59,7 +59,7 @@ _SESSION_VARIABLES = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MOD
 # The arguments ``{command, timeout?}``; ``timeout`` in seconds; an open object like the peer's
 # schema. (No docstring: pydantic would put it into the schema models see as its description.)
 class BashArgs(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     command: str = Field(description="Bash command to execute")
     timeout: float | None = Field(

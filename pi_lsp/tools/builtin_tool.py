@@ -10,6 +10,7 @@ the JSON Schema derived from ``args_model`` (the peer's schema, see
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
@@ -23,7 +24,8 @@ class BuiltinTool:
 
     Attributes:
         env: the session the tool works in (cwd, the ``FileAccess`` seam, temp folder, settings).
-        parameters: the JSON Schema sent to models, computed once per tool instance.
+        parameters: the JSON Schema sent to models, computed once per tool instance when first
+            asked (so starting a session, e.g. ``pi-lsp exec``, does not build seven schemas).
     """
 
     name: ClassVar[str]
@@ -34,7 +36,11 @@ class BuiltinTool:
 
     def __init__(self, env: ToolEnvironment) -> None:
         self.env = env
-        self.parameters: dict[str, Any] = json_schema_of(self.args_model)
+
+    @cached_property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of ``args_model`` sent to models (see the class docstring)."""
+        return json_schema_of(self.args_model)
 
     def prepare_arguments(self, raw: Any) -> Any:
         """Identity: the raw arguments go to validation unchanged."""

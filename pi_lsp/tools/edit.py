@@ -43,7 +43,7 @@ DESCRIPTION = (
 class EditItem(BaseModel):
     """One replacement ``{oldText, newText}``; closed (extra keys are a validation error, as in 0.73.1)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     oldText: str = Field(
         description=(
@@ -58,7 +58,7 @@ class EditArgs(BaseModel):
     """``{path, edits}``; closed like the peer's schema. ``path`` is relative to the session cwd or
     absolute (Pi's path rules); ``edits`` may be empty here (execution rejects it, as Pi does)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str = Field(description="Path to the file to edit (relative or absolute)")
     edits: list[EditItem] = Field(

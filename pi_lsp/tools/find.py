@@ -41,7 +41,7 @@ DESCRIPTION = (
 class FindArgs(BaseModel):
     """Arguments of ``find`` (the peer's schema; open object)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 
     pattern: str = Field(
         description="Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"

@@ -52,7 +52,7 @@ DESCRIPTION = (
 class GrepArgs(BaseModel):
     """Arguments of ``grep`` (the peer's schema; open object: unknown keys are ignored)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 
     pattern: str = Field(description="Search pattern (regex or literal string)")
     path: str | None = Field(

@@ -76,7 +76,7 @@ def collation_key(name: str) -> tuple[tuple[float, ...], tuple[tuple[int, ...], 
 class LsArgs(BaseModel):
     """Arguments of ``ls`` (the peer's schema; open object)."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 
     path: str | None = Field(
         default=None, description="Directory to list (default: current directory)"

@@ -37,7 +37,7 @@ READ_DESCRIPTION = (
 class ReadArgs(BaseModel):
     """Arguments of ``read`` (open object: unknown keys are ignored, as in Pi)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     path: str = Field(description="Path to the file to read (relative or absolute)")
     offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")

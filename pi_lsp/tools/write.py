@@ -26,7 +26,7 @@ WRITE_DESCRIPTION = (
 class WriteArgs(BaseModel):
     """Arguments of ``write`` (open object: unknown keys are ignored, as in Pi)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     path: str = Field(description="Path to the file to write (relative or absolute)")
     content: str = Field(description="Content to write to the file")
