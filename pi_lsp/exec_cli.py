@@ -25,7 +25,8 @@ child subreaper on Linux, so daemonised grandchildren are ended too), removes it
 every registered tool). ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
 design.md section 8) would ask a user, since exec has no editor to ask: ``allow`` (the default) or
 ``deny``. Deny rules and protected paths apply either way (``edit``/``write`` of ``.env`` is refused);
-each decision goes to this module's logger at INFO level (silent unless logging is configured).
+each decision goes to this module's logger (routine allows at DEBUG, the rest at INFO; silent unless
+logging is configured).
 This module imports no pygls, lsprotocol or httpx, so it starts fast.
 """
 
@@ -48,7 +49,7 @@ from typing import Any, BinaryIO
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
-from pi_lsp.policy.approvals import ApprovalPolicy
+from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
 from pi_lsp.tools.local_files import LocalFileAccess
@@ -201,8 +202,8 @@ def write_line(out: BinaryIO, obj: dict[str, Any]) -> None:
 
 
 def _log_decision(entry: dict[str, Any]) -> None:
-    """The policy's journal in exec: one log line per decision (stderr when logging is set up)."""
-    logger.info("approval: %s", json.dumps(entry, ensure_ascii=False))
+    """The policy's journal in exec: :func:`log_decision` (silent unless logging is set up)."""
+    log_decision(logger, entry)
 
 
 def _active_names(spec: str | None, known: list[str]) -> list[str]:

@@ -15,7 +15,6 @@ bare JSON-RPC error (design.md section 2, Cancellation).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +33,7 @@ from pi_lsp.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
 from pi_lsp.event_relay import EventRelay
-from pi_lsp.policy.approvals import ANSWERS, ApprovalPolicy, ApprovalRequest, ApprovalUnavailable
+from pi_lsp.policy.approvals import ANSWERS, ApprovalPolicy, ApprovalRequest, ApprovalUnavailable, log_decision
 from pi_lsp.session_journal import SessionJournal
 from pi_lsp.settings import Settings, parse_settings
 from pi_lsp.tool_host import ToolHost
@@ -195,8 +194,9 @@ class PiLanguageServer(LanguageServer):
 
     def journal_approval(self, entry: dict[str, Any]) -> None:
         """Every approval decision: into the agent session's journal when the call belongs to a
-        ``pi/prompt`` session, and always into the daemon's log."""
-        logger.info("approval: %s", json.dumps(entry, ensure_ascii=False))
+        ``pi/prompt`` session, and into the daemon's log (:func:`log_decision`: routine allows at
+        DEBUG, everything else at INFO)."""
+        log_decision(logger, entry)
         session_id = entry.get("sessionId")
         if self.host is not None and isinstance(session_id, str) and session_id in self.agents.sessions:
             SessionJournal(session_id, self.host.env.cwd).record(entry)

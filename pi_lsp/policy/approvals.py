@@ -25,6 +25,7 @@ pipeline, the decision is journaled as cancelled, and an answer arriving later c
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -241,3 +242,16 @@ def _denial(scope: CallScope, outcome: _Outcome) -> str:
     if outcome.source == "protected":
         return f"This tool call ({target}) was refused: {outcome.reason}; edit and write never change protected paths."
     return f"This tool call ({target}) was refused by the approval rules: {outcome.reason}."
+
+
+def log_decision(log: logging.Logger, entry: dict[str, Any]) -> None:
+    """Write one journal ``entry`` of :class:`ApprovalPolicy` to ``log`` as ``approval: {json}``.
+
+    INFO when the decision involved the user, a session grant, the fallback or a refusal; DEBUG
+    when the rules simply allowed the call, so routine reads do not cost a log write each (about
+    a fifth of a small read's time in the daemon). Nothing is serialised when the level is off.
+    """
+    routine = entry.get("policy") == "allow" and entry.get("decision") == "allow"
+    level = logging.DEBUG if routine else logging.INFO
+    if log.isEnabledFor(level):
+        log.log(level, "approval: %s", json.dumps(entry, ensure_ascii=False))
