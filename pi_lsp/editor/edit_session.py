@@ -85,14 +85,22 @@ def contains_change(old: str, new: str):
     True when the buffer equals ``new``, or when every changed hunk shows in the buffer even though
     the user typed elsewhere: the hunk's new text with up to :data:`CONTEXT` code points of ``new``
     on both sides, or (when the hunk inserts text) on one side only, as the user may have typed
-    right next to the other side, occurs in the buffer more often than in ``old``.
+    right next to the other side, occurs in the buffer more often than in ``old``. The hunks and
+    their counts in ``old`` are computed on the first call that needs them, not before the edit
+    is sent: a buffer equal to ``new`` (the usual case) never needs them, and each count is a pass
+    over the whole document.
     """
-    hunks = []
-    for _, _, ns, ne in edit_spans(old, new):
-        left, right = max(0, ns - CONTEXT), ne + CONTEXT
-        one_sided = (new[left:ne], new[ns:right]) if ne > ns else ()  # a deletion has no text of its own
-        windows = [w for w in (new[left:right], *one_sided) if w]
-        hunks.append([(window, old.count(window)) for window in windows])
+    hunks: list[list[tuple[str, int]]] = []
+    found = False
+
+    def find_hunks() -> None:
+        nonlocal found
+        found = True
+        for _, _, ns, ne in edit_spans(old, new):
+            left, right = max(0, ns - CONTEXT), ne + CONTEXT
+            one_sided = (new[left:ne], new[ns:right]) if ne > ns else ()  # a deletion has no text of its own
+            windows = [w for w in (new[left:right], *one_sided) if w]
+            hunks.append([(window, old.count(window)) for window in windows])
 
     def predicate(document: Document) -> bool:
         text = document.text
@@ -100,6 +108,8 @@ def contains_change(old: str, new: str):
             return True
         if text == old:
             return False
+        if not found:
+            find_hunks()
         return all(any(text.count(window) > before for window, before in hunk) for hunk in hunks)
 
     return predicate
