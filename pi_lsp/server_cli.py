@@ -11,6 +11,10 @@ ParseError (-32700, id null); a message that is not a request, notification or r
 InvalidRequest (-32600); a request whose params do not fit the LSP type gets InvalidParams
 (-32602). The daemon keeps running after each. It stops on ``exit`` or when stdin closes, then
 ends the session (process groups, temp folder).
+
+A ``Content-Length`` header whose value is not a non-negative decimal integer, or is over
+:data:`MAX_FRAME_BYTES`, leaves no way to find the next frame: the daemon answers ParseError
+(-32700, id null), logs it, ends the session and exits with code 1.
 """
 
 from __future__ import annotations
@@ -37,7 +41,17 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
-_CONTENT_LENGTH = re.compile(rb"content-length:\s*(\d+)\s*$", re.IGNORECASE)
+MAX_FRAME_BYTES = 1 << 30
+"""The largest frame body the daemon reads, in bytes (1 GiB); a longer ``Content-Length`` ends the session."""
+
+_CONTENT_LENGTH = re.compile(rb"content-length:(.*)$", re.IGNORECASE)
+
+
+class BadFrame:
+    """What the stdin thread queues when a frame's length is unusable: ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +103,7 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
     Returns when ``exit`` arrives or ``reader`` reaches end of file, after ending the session.
     """
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    queue: asyncio.Queue[bytes | BadFrame | None] = asyncio.Queue()
     server.protocol.set_writer(StdoutWriter(writer))
     thread = threading.Thread(
         target=_read_frames, args=(reader, loop, queue), name="pi-lsp-stdin", daemon=True
@@ -107,6 +121,11 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
             if body is None:
                 logger.info("stdin closed: ending the session")
                 break
+            if isinstance(body, BadFrame):
+                _reply_error(server.protocol, None, PARSE_ERROR, f"Parse error: {body.message}")
+                logger.error("cannot find the next frame after a bad Content-Length: ending the session")
+                server.exit_code = 1
+                break
             dispatch(server.protocol, body)
     finally:
         stop.cancel()
@@ -115,10 +134,13 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
     return code if code is not None else (0 if server.protocol._shutdown else 1)
 
 
-def _read_frames(stream: BinaryIO, loop: asyncio.AbstractEventLoop, queue: "asyncio.Queue[bytes | None]") -> None:
-    """Thread body: read ``Content-Length`` framed bodies and queue them; ``None`` at EOF."""
+def _read_frames(
+    stream: BinaryIO, loop: asyncio.AbstractEventLoop, queue: "asyncio.Queue[bytes | BadFrame | None]"
+) -> None:
+    """Thread body: read ``Content-Length`` framed bodies and queue them; ``None`` at EOF, and a
+    :class:`BadFrame` (then stop reading) for a length that is not an integer in 0..MAX_FRAME_BYTES."""
 
-    def put(item: bytes | None) -> bool:
+    def put(item: bytes | BadFrame | None) -> bool:
         try:
             loop.call_soon_threadsafe(queue.put_nowait, item)
             return True
@@ -138,16 +160,33 @@ def _read_frames(stream: BinaryIO, loop: asyncio.AbstractEventLoop, queue: "asyn
                         break
                     continue
                 if match := _CONTENT_LENGTH.match(line.strip()):
-                    length = int(match.group(1))
+                    parsed = _frame_length(match.group(1).strip())
+                    if isinstance(parsed, BadFrame):
+                        put(parsed)
+                        return
+                    length = parsed
             body = stream.read(length)
             if len(body) < length:
                 put(None)
                 return
             if not put(body):
                 return
+    except MemoryError:
+        put(BadFrame("no memory for a frame of that length"))
     except (OSError, ValueError):
         logger.exception("reading stdin failed")
         put(None)
+
+
+def _frame_length(value: bytes) -> int | BadFrame:
+    """A ``Content-Length`` value as bytes to read, or why it cannot be used (LSP base protocol)."""
+    text = value.decode("ascii", "replace")
+    if not value.isdigit():
+        return BadFrame(f"Content-Length {text[:40]!r} is not a non-negative integer")
+    length = int(value)
+    if length > MAX_FRAME_BYTES:
+        return BadFrame(f"Content-Length {length} is over the limit of {MAX_FRAME_BYTES} bytes")
+    return length
 
 
 def dispatch(protocol: Any, body: bytes) -> None:
