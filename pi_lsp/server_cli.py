@@ -54,12 +54,29 @@ class BadFrame:
         self.message = message
 
 
+_USAGE = """
+  pi-lsp [--stdio] [--log-file F] [-v]   the LSP daemon on stdio (the default)
+  pi-lsp exec [...]                      run tool calls on the filesystem (JSON Lines in and out)
+  pi-lsp demo [...]                      the bundled end-to-end demo
+  pi-lsp replay [...]                    a loopback OpenAI-compatible server replaying a recording
+  pi-lsp --version"""
+
+_COMMANDS = "Run `pi-lsp exec --help`, `pi-lsp demo --help` or `pi-lsp replay --help` for their options."
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the daemon on stdio; return its exit code (0 after ``shutdown`` + ``exit``, else 1)."""
-    parser = argparse.ArgumentParser(prog="pi-lsp", description="pi-lsp language server (stdio)")
+    parser = argparse.ArgumentParser(
+        prog="pi-lsp",
+        usage=_USAGE,
+        description="pi-lsp: the editor-side tool host for an AI coding agent.",
+        epilog=_COMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     parser.add_argument("--log-file", help="write logs to this file instead of stderr")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs, pygls included")
+    parser.add_argument("-V", "--version", action="version", version=f"pi-lsp {__version__}")
     args = parser.parse_args(argv)
     _setup_logging(args.log_file, args.verbose)
     proto_in, proto_out = _claim_stdio()
