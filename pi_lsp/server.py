@@ -49,6 +49,7 @@ class PiLanguageServer(LanguageServer):
         settings: the current ``pi`` settings.
         folders: workspace folders in order (the first is the working directory).
         tool_signals: abort signals of running tool requests, by JSON-RPC request id.
+        external_ids: the ids among them of ``pi/executeToolCall(s)`` (session ``external``).
         exit_code: set by ``exit`` (0 after ``shutdown``, else 1); the transport stops then.
     """
 
@@ -61,6 +62,7 @@ class PiLanguageServer(LanguageServer):
         self.settings = Settings()
         self.folders: list[Path] = []
         self.tool_signals: dict[Any, AbortSignal] = {}
+        self.external_ids: set[Any] = set()
         self.exit_code: int | None = None
         self.exit_requested = asyncio.Event()
         self._init_options: dict[str, Any] = {}
@@ -80,17 +82,28 @@ class PiLanguageServer(LanguageServer):
         self.exit_requested.set()
 
     @contextmanager
-    def tool_request(self) -> Iterator[AbortSignal]:
-        """An abort signal for the tool request being handled, registered for ``$/cancelRequest``."""
+    def tool_request(self, external: bool = False) -> Iterator[AbortSignal]:
+        """An abort signal for the tool request being handled, registered for ``$/cancelRequest``
+        (and for ``pi/abort {sessionId: "external"}`` when ``external``)."""
         msg_id = self.protocol.msg_id
         signal = AbortSignal()
         if msg_id is not None:
             self.tool_signals[msg_id] = signal
+            if external:
+                self.external_ids.add(msg_id)
         try:
             yield signal
         finally:
             if msg_id is not None:
                 self.tool_signals.pop(msg_id, None)
+                self.external_ids.discard(msg_id)
+
+    def abort_external(self) -> int:
+        """Abort every running ``pi/executeToolCall(s)``; return how many were aborted."""
+        signals = [self.tool_signals[i] for i in list(self.external_ids) if i in self.tool_signals]
+        for signal in signals:
+            signal.abort("aborted by the client (pi/abort)")
+        return len(signals)
 
     async def end_session(self) -> None:
         """Abort running tool calls, end process groups, remove the temp folder. Idempotent."""
@@ -320,7 +333,7 @@ def create_server() -> PiLanguageServer:
     async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
         call = rpc.parse_execute_tool_call(params)
         host = ls.require_host()
-        with ls.tool_request() as signal:
+        with ls.tool_request(external=True) as signal:
             result = await host.pipeline.execute(
                 call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=ls.events
             )
@@ -330,7 +343,7 @@ def create_server() -> PiLanguageServer:
     async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
         calls, stop_reason = rpc.parse_execute_tool_calls(params)
         host = ls.require_host()
-        with ls.tool_request() as signal:
+        with ls.tool_request(external=True) as signal:
             results = await host.pipeline.execute_batch(
                 calls, stop_reason=stop_reason, signal=signal,
                 session_id=rpc.EXTERNAL_SESSION, emit=ls.events,
@@ -374,6 +387,10 @@ def create_server() -> PiLanguageServer:
             session_id = rpc.parse_abort(params)
         except JsonRpcException as exc:
             logger.warning("ignored: %s", exc.message)
+            return
+        if session_id == rpc.EXTERNAL_SESSION:
+            if not ls.abort_external():
+                logger.info("pi/abort: no external tool call to abort")
             return
         if not ls.agents.abort(session_id):
             logger.info("pi/abort: no run to abort")
