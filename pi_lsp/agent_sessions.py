@@ -7,6 +7,8 @@ into a JSON-RPC RequestFailed error.
 
 Each run:
 
+- ends at once with ``stopReason: "error"`` when ``pi.baseUrl`` or ``pi.model`` is not set
+  (there is no default endpoint or model);
 - builds the provider from the ``pi`` settings (``baseUrl``, ``model``, ``apiKeyEnv``, retries,
   backoff and timeouts; :class:`~pi_lsp.llm.openai_compat.OpenAICompatProvider`, imported only
   when a prompt arrives, so the daemon starts without httpx) and closes it afterwards;
@@ -62,6 +64,19 @@ def provider_settings(settings: Settings) -> ProviderSettings:
     if settings.model:
         values["model"] = settings.model
     return ProviderSettings(**values)
+
+
+def missing_model_settings(settings: Settings) -> str | None:
+    """Why no model can be called (``pi.baseUrl`` or ``pi.model`` not set; neither has a default,
+    README settings table), or ``None`` when both are set."""
+    missing = [name for name, value in (("pi.baseUrl", settings.base_url), ("pi.model", settings.model)) if not value]
+    if not missing:
+        return None
+    return (
+        f"No model is configured: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set. "
+        "Set pi.baseUrl (an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1) and pi.model "
+        "(the model id it serves) in the editor's pi settings or initializationOptions {\"pi\": {...}}."
+    )
 
 
 def context_files(cwd: Path) -> list[ContextFile]:
@@ -128,6 +143,10 @@ class AgentSessions:
                 "Wait for it to finish or abort it (pi/abort)."
             )
         session = self.session(session_id)
+        missing = missing_model_settings(settings)
+        if missing is not None:
+            logger.warning("pi/prompt refused: %s", missing)
+            return {"sessionId": session.id, "stopReason": "error", "errorMessage": missing}
         relay = EventRelay(self._send, session.id)
         journal = SessionJournal(session.id, host.env.cwd, self._journal_dir)
         from pi_lsp.llm.openai_compat import OpenAICompatProvider

@@ -77,3 +77,16 @@ def test_demo_rejects_bad_arguments(tmp_path: Path) -> None:
     (tmp_path / "full" / "x").write_text("x")
     assert _demo("--workdir", str(tmp_path / "full")).returncode == 2
     assert _demo("--model", "m").returncode == 2
+
+
+def test_demo_refuses_a_base_url_without_a_model(tmp_path: Path) -> None:
+    run = _demo("--base-url", "http://127.0.0.1:9/v1", "--workdir", str(tmp_path / "d"))
+    assert run.returncode == 2 and "--base-url needs --model" in run.stderr
+    assert not (tmp_path / "d").exists()  # refused before anything was copied
+
+
+def test_demo_workdir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    run = _demo("--workdir", str(tmp_path / "f"))
+    assert run.returncode == 2 and "is not a folder" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -64,13 +64,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api-key-env", help="NAME of the environment variable holding the API key for --base-url")
     parser.add_argument("--workdir", help="work in this folder (created; must be empty) and keep it afterwards")
     args = parser.parse_args(argv)
-    if args.workdir and Path(args.workdir).exists() and any(Path(args.workdir).iterdir()):
-        print(f"pi-lsp demo: --workdir {args.workdir} is not empty", file=sys.stderr)
+    problem = _workdir_problem(args.workdir) if args.workdir else None
+    if problem is not None:
+        print(f"pi-lsp demo: --workdir {args.workdir} {problem}", file=sys.stderr)
         return 2
     if (args.model or args.api_key_env) and not args.base_url:
         print("pi-lsp demo: --model and --api-key-env need --base-url", file=sys.stderr)
         return 2
+    if args.base_url and not args.model:
+        print("pi-lsp demo: --base-url needs --model (the model id the endpoint serves)", file=sys.stderr)
+        return 2
     return asyncio.run(_demo(args, sys.stdout))
+
+
+def _workdir_problem(workdir: str) -> str | None:
+    """Why ``workdir`` cannot hold the demo (it must be an empty folder or not exist), or ``None``."""
+    path = Path(workdir)
+    if not path.exists():
+        return None
+    if not path.is_dir():
+        return "is not a folder"
+    try:
+        if any(path.iterdir()):
+            return "is not empty"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return None
 
 
 def _child_env(extra: dict[str, str]) -> dict[str, str]:
@@ -138,7 +157,7 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     editor: FakeEditor | None = None
     try:
         if args.base_url:
-            settings: dict[str, Any] = {"baseUrl": args.base_url, "model": args.model or "default"}
+            settings: dict[str, Any] = {"baseUrl": args.base_url, "model": args.model}
             if args.api_key_env:
                 settings["apiKeyEnv"] = args.api_key_env
             log.line(f"model: {settings['model']} at {args.base_url}")

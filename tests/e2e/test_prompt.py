@@ -185,10 +185,26 @@ async def test_an_endpoint_that_is_down_ends_the_run_with_a_clear_error(tmp_path
         port = sock.getsockname()[1]
     (tmp_path / "ws").mkdir()
     env = server_env(TMPDIR=str(server_tmp(tmp_path)), PI_LSP_SESSIONS_DIR=str(tmp_path / "j"))
-    pi = {"baseUrl": f"http://127.0.0.1:{port}/v1", "maxRetries": 0, "connectTimeoutSeconds": 2}
+    pi = {"baseUrl": f"http://127.0.0.1:{port}/v1", "model": "m", "maxRetries": 0, "connectTimeoutSeconds": 2}
     async with FakeEditor(tmp_path / "ws", initialization_options={"pi": pi}, env=env) as editor:
         reply = await asyncio.wait_for(editor.request("pi/prompt", {"text": "hello"}), 30)
         assert reply["stopReason"] == "error" and "Connection error" in reply["errorMessage"]
         with pytest.raises(JsonRpcException) as bad:
             await editor.request("pi/prompt", {"text": ""})
         assert bad.value.code == -32602
+
+
+@pytest.mark.parametrize(
+    ("pi", "missing"),
+    [({}, "pi.baseUrl and pi.model are not set"), ({"baseUrl": "http://127.0.0.1:9/v1"}, "pi.model is not set"),
+     ({"model": "m"}, "pi.baseUrl is not set")],
+)
+async def test_a_prompt_without_a_configured_model_ends_at_once_saying_what_to_set(
+    tmp_path: Path, pi: dict[str, Any], missing: str
+) -> None:
+    (tmp_path / "ws").mkdir()
+    env = server_env(TMPDIR=str(server_tmp(tmp_path)), PI_LSP_SESSIONS_DIR=str(tmp_path / "j"))
+    async with FakeEditor(tmp_path / "ws", initialization_options={"pi": pi}, env=env) as editor:
+        reply = await asyncio.wait_for(editor.request("pi/prompt", {"text": "hello"}), 30)
+        assert reply["stopReason"] == "error" and missing in reply["errorMessage"]
+        assert "Set pi.baseUrl" in reply["errorMessage"]
