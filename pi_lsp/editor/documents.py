@@ -34,6 +34,7 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from pi_lsp.editor.positions import apply_content_changes
+from pi_lsp.tools.regular_files import NotRegularFileError, read_regular_file
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -70,12 +71,13 @@ class DiskFingerprint:
 
 
 def read_disk(path: Path) -> tuple[bytes, DiskFingerprint] | None:
-    """Read ``path``'s bytes with their fingerprint, or ``None`` if it cannot be read."""
+    """Read ``path``'s bytes with their fingerprint, or ``None`` if it cannot be read.
+
+    A device, FIFO or socket gives ``None`` unopened (reading one may block or never end).
+    """
     try:
-        with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            data = handle.read()
-    except OSError:
+        data, stat = read_regular_file(path)
+    except (OSError, NotRegularFileError):
         return None
     return data, DiskFingerprint.of_bytes(data, stat)
 

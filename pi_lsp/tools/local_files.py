@@ -21,6 +21,7 @@ from pathlib import Path
 from pi_lsp.agent.tool import ToolContext
 from pi_lsp.tools.files import FileSnapshot, WriteReport
 from pi_lsp.tools.os_errors import node_error
+from pi_lsp.tools.regular_files import read_regular_file, refuse_special
 from pi_lsp.tools.safe_write import write_file_safely
 
 
@@ -39,13 +40,12 @@ def _stat_file(path: Path) -> os.stat_result:
     info = os.stat(path)
     if stat.S_ISDIR(info.st_mode):
         raise node_error("EISDIR", path)
+    refuse_special(path, info.st_mode)
     return info
 
 
 def _read(path: Path) -> FileSnapshot:
-    _stat_file(path)
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data, _info = read_regular_file(path)
     return FileSnapshot(path=path, real_path=Path(os.path.realpath(path)), data=data, source="disk")
 
 
@@ -55,10 +55,13 @@ class LocalFileAccess:
     - :meth:`access` works like Node's ``fs.access``: ``ENOENT``/``ENOTDIR``/``ELOOP`` from the
       lookup, ``EACCES`` when the mode is not granted (root is granted everything, as in Node); a
       directory passes (reading it then fails with ``EISDIR``).
-    - :meth:`read` returns the raw bytes; a directory raises ``EISDIR``, a symlink loop ``ELOOP``.
+    - :meth:`read` returns the raw bytes; a directory raises ``EISDIR``, a symlink loop ``ELOOP``;
+      a device, FIFO or socket raises :class:`~pi_lsp.tools.regular_files.NotRegularFileError`
+      (a ``ToolError``) without being opened.
     - :meth:`write` creates parent directories and replaces the content safely (see
       :func:`~pi_lsp.tools.safe_write.write_file_safely`); ``previous``, ``label`` and ``ctx`` are
-      for editors and ignored here. It returns ``WriteReport(via="disk")``.
+      for editors and ignored here. It returns ``WriteReport(via="disk")``. An existing device,
+      FIFO or socket is refused the same way as for :meth:`read`, unopened.
     """
 
     async def access(self, path: Path, *, write: bool = False) -> None:

@@ -9,8 +9,7 @@
    mode (and owner where the process may set it), is fsynced, and then atomically renamed over the
    target; the directory is fsynced too. Readers see the old or the new file, never a mix.
 4. In place instead, when a rename would break something: the file has several hard links (the
-   other names must see the change), the directory is not writable, or the file is not a regular
-   file. In place, space is reserved first (``posix_fallocate``) and on a failure part-way the old
+   other names must see the change) or the directory is not writable. In place, space is reserved first (``posix_fallocate``) and on a failure part-way the old
    bytes are written back, so the file ends identical whenever the disk allows it.
 
 Errors are :class:`OSError` whose ``filename`` is the path the caller gave (directories for
@@ -27,6 +26,7 @@ import stat
 from pathlib import Path
 
 from pi_lsp.tools.os_errors import node_error, tag_syscall
+from pi_lsp.tools.regular_files import refuse_special
 
 _TEMP_SUFFIX = ".pi-tmp"
 
@@ -146,7 +146,9 @@ def write_file_safely(path: Path, data: bytes) -> None:
 
     Creates missing parent directories. Raises :class:`OSError`: ``EISDIR`` for a directory,
     ``EACCES`` for a file the process may not write, ``ELOOP`` for a symlink loop, ``EEXIST`` /
-    ``ENOTDIR`` when a parent is a file, ``ENOSPC``/``EIO`` from the disk. On any failure the old
+    ``ENOTDIR`` when a parent is a file, ``ENOSPC``/``EIO`` from the disk; and
+    :class:`~pi_lsp.tools.regular_files.NotRegularFileError` for an existing device, FIFO or socket
+    (never opened). On any failure the old
     file is byte-identical and no temp file is left behind.
     """
     given = os.fspath(path)
@@ -163,6 +165,7 @@ def write_file_safely(path: Path, data: bytes) -> None:
         if info is not None:
             if stat.S_ISDIR(info.st_mode):
                 raise node_error("EISDIR", given)
+            refuse_special(given, info.st_mode)  # a FIFO would block, a device never fill
             if not os.access(real, os.W_OK):
                 raise node_error("EACCES", given)
         directory_writable = os.access(os.path.dirname(real), os.W_OK | os.X_OK)
