@@ -133,11 +133,13 @@ class LineEndingView:
         that break as ``\\r\\n`` instead, and an empty replacement between a lone ``\\r`` and a
         ``\\n`` writes ``\\r`` so the emptied line keeps its break. So ``to_lf`` of the result is
         always the LF text with the replacements applied, and bytes outside the spans are kept.
+        Replacements that touch (one ends where the next starts) are written as one, so the
+        neighbour each of them sees is a character of the result, not one the other replaces.
         """
         text = self.original
         pieces: list[str] = []
         cursor = 0
-        for lf_start, lf_end, lf_text in replacements:
+        for lf_start, lf_end, lf_text in _merge_touching(replacements):
             start = self.to_original(lf_start)
             end = self.to_original(lf_end)
             ending = self.ending_for(start, end)
@@ -157,3 +159,15 @@ class LineEndingView:
             cursor = end
         pieces.append(text[cursor:])
         return "".join(pieces)
+
+
+def _merge_touching(replacements: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Sorted disjoint replacements with each run of touching ones joined into one (same result)."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, new in replacements:
+        if merged and merged[-1][1] == start:
+            prev_start, _, prev_new = merged[-1]
+            merged[-1] = (prev_start, end, prev_new + new)
+        else:
+            merged.append((start, end, new))
+    return merged
