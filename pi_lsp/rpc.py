@@ -14,7 +14,7 @@ import logging
 from typing import Any, get_args
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
@@ -43,11 +43,12 @@ _STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 
 
 class PiProtocol(LanguageServerProtocol):
-    """pygls's LSP protocol with three changes.
+    """pygls's LSP protocol with four changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
     - ``exit`` asks the transport to stop instead of calling ``sys.exit`` inside a handler.
+    - an expected JSON-RPC error of a request is logged as one WARNING line, without traceback.
     """
 
     _server: Any  # the PiLanguageServer: tool_signals, request_exit(code)
@@ -72,6 +73,18 @@ class PiProtocol(LanguageServerProtocol):
         if (handler := self.fm.features.get(types.EXIT)) is not None:
             yield handler, args, None
         self._server.request_exit(0 if self._shutdown else 1)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        # An expected error (not initialized, invalid params, request failed) is the client's
+        # business: one WARNING line, no traceback. Internal errors keep pygls's full logging.
+        if not future.cancelled():
+            exc = future.exception()
+            if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
+                self._request_futures.pop(msg_id, None)
+                logger.warning("request %s answered error %d: %s", msg_id, exc.code, exc.message)
+                self._send_response(msg_id, error=exc.to_response_error())
+                return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         signal = self._server.tool_signals.get(msg_id)

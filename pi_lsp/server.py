@@ -66,6 +66,7 @@ class PiLanguageServer(LanguageServer):
         self.exit_code: int | None = None
         self.exit_requested = asyncio.Event()
         self._init_options: dict[str, Any] = {}
+        self._settings_problems: list[str] = []
         self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
         self.agents = AgentSessions(self._send_event)
         self.policy: ApprovalPolicy | None = None
@@ -124,6 +125,14 @@ class PiLanguageServer(LanguageServer):
         if self.host is not None:
             problems += self.host.apply_settings(self.settings)
         problems += self.configure_policy()
+        self.report_settings_problems(problems)
+
+    def report_settings_problems(self, problems: list[str]) -> None:
+        """Show (and log) settings problems, unless they are the ones shown last: ``initialize``
+        and ``initialized`` both read the same options, and one warning is enough."""
+        if problems == self._settings_problems:
+            return
+        self._settings_problems = list(problems)
         for problem in problems:
             self.show(problem)
 
@@ -264,8 +273,7 @@ def create_server() -> PiLanguageServer:
         ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings)
         problems += ls.host.apply_settings(ls.settings)
         problems += ls.install_policy(ls.host)
-        for problem in problems:
-            ls.show(problem)
+        ls.report_settings_problems(problems)
         logger.info(
             "initialized for %s (%s), cwd %s", ls.features.client_name or "a client",
             ls.features.position_encoding, ls.folders[0],

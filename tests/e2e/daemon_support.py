@@ -31,9 +31,10 @@ def server_tmp(tmp_path: Path) -> Path:
 class RawServer:
     """The daemon driven with hand-written LSP frames (for malformed input and raw wire keys)."""
 
-    def __init__(self, cwd: Path, tmpdir: Path) -> None:
+    def __init__(self, cwd: Path, tmpdir: Path, *args: str) -> None:
+        """Start ``python -m pi_lsp *args`` in ``cwd`` with ``TMPDIR=tmpdir``."""
         self.process = subprocess.Popen(
-            SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            [*SERVER_COMMAND, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=cwd, env=server_env(TMPDIR=str(tmpdir)),
         )
 
