@@ -176,7 +176,7 @@ class BashTool(BuiltinTool):
             raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
         shell = resolve_shell(settings.bash_shell)
         registry = self.env.processes
-        buffer = OutputBuffer(Path(self.env.temp_dir))
+        buffer = OutputBuffer(Path(self.env.temp_dir), max_spill_bytes=settings.bash_max_spill_bytes)
         updates = UpdateThrottle(ctx, buffer, settings.bash_update_interval_seconds)
         ctx.update(ToolResult(content=[], details=None))
         loop = asyncio.get_running_loop()
@@ -329,18 +329,21 @@ def _format_output(
         return text, None
     path = snapshot.full_output_path
     details = {"truncation": truncation.to_details(), "fullOutputPath": str(path) if path else None}
+    full = "Full output"
+    if buffer.spill_capped and buffer.max_spill_bytes is not None:  # the file stopped at the cap
+        full = f"Full output (first {format_size(buffer.max_spill_bytes)})"
     end = truncation.total_lines
     start = end - truncation.output_lines + 1
     if truncation.last_line_partial:
         text += (
             f"\n\n[Showing last {format_size(truncation.output_bytes)} of line {end} "
-            f"(line is {format_size(buffer.last_line_bytes)}). Full output: {path}]"
+            f"(line is {format_size(buffer.last_line_bytes)}). {full}: {path}]"
         )
     elif truncation.truncated_by == "lines":
-        text += f"\n\n[Showing lines {start}-{end} of {truncation.total_lines}. Full output: {path}]"
+        text += f"\n\n[Showing lines {start}-{end} of {truncation.total_lines}. {full}: {path}]"
     else:
         text += (
             f"\n\n[Showing lines {start}-{end} of {truncation.total_lines} "
-            f"({format_size(buffer.max_bytes)} limit). Full output: {path}]"
+            f"({format_size(buffer.max_bytes)} limit). {full}: {path}]"
         )
     return text, details

@@ -32,6 +32,10 @@ class ToolSettings:
         bash_max_drain_seconds: upper bound on that drain, however chatty the background children
             are; the result is returned then and later output is read and dropped.
         bash_update_interval_seconds: minimum time between two partial-output updates (Pi: 0.1).
+        bash_max_spill_bytes: cap, in bytes, on a bash call's full-output (spill) file in the
+            session temp folder (default 256 MiB). A runaway command such as ``yes`` writes about
+            100 MB/s; past the cap the file stops growing (the result still shows the last lines
+            and the notice says ``Full output (first 256.0MB): {path}``). ``None`` = no cap (Pi).
         bash_shell: the shell to run ``-c`` with; ``None`` = ``/bin/bash``, then ``bash`` on PATH,
             then ``sh`` (pi-behaviour.md 2.2).
     """
@@ -41,6 +45,7 @@ class ToolSettings:
     bash_idle_drain_seconds: float = 0.1
     bash_max_drain_seconds: float = 5.0
     bash_update_interval_seconds: float = 0.1
+    bash_max_spill_bytes: int | None = 256 * 1024 * 1024
     bash_shell: str | None = None
 
 

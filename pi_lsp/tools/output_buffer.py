@@ -9,9 +9,12 @@ memory:
   arrival order. Only a rolling tail of it is kept (about ``4 * max_bytes`` UTF-8 bytes at most);
 - totals for the whole stream: lines (the peer's count: 1 + number of ``\\n``, so a trailing newline
   adds an empty last line), UTF-8 bytes of the model's view, raw bytes;
-- a *spill file* ``{temp_dir}/pi-bash-{16 hex}.log`` holding **all** raw bytes (both streams,
+- a *spill file* ``{temp_dir}/pi-bash-{16 hex}.log`` holding the raw bytes (both streams,
   arrival order, undecoded), created as soon as the output passes ``max_lines`` lines or
-  ``max_bytes`` bytes: it exists exactly when the output is truncated.
+  ``max_bytes`` bytes: it exists exactly when the output is truncated. It holds **all** bytes up to
+  ``max_spill_bytes``; a runaway command (``yes``) would otherwise fill the temp folder, so
+  after that many bytes it stops growing (:attr:`OutputBuffer.spill_capped`) while the totals and
+  the in-memory tail go on.
 """
 
 from __future__ import annotations
@@ -112,6 +115,8 @@ class OutputBuffer:
         temp_dir: where the spill file goes (created when needed).
         max_lines / max_bytes: the truncation limits (Pi: 2000 lines, 51200 bytes).
         prefix: spill file name prefix (``pi-bash`` gives ``pi-bash-{16 hex}.log``).
+        max_spill_bytes: the spill file holds at most the first this many raw bytes; ``None``
+            means no cap (bash passes ``ToolSettings.bash_max_spill_bytes``).
 
     Not thread-safe; feed it from one event loop. Memory stays under a few hundred KB whatever
     the output size.
@@ -124,11 +129,15 @@ class OutputBuffer:
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
         prefix: str = "pi-bash",
+        max_spill_bytes: int | None = None,
     ) -> None:
         self.temp_dir = Path(temp_dir)
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self.prefix = prefix
+        self.max_spill_bytes = max_spill_bytes
+        self.spill_bytes = 0  # raw bytes written to the spill file
+        self.spill_capped = False  # True once bytes were left out of the spill file (the cap)
         self._rolling = max(2 * max_bytes, 1)
         self._decoders = {
             1: codecs.getincrementaldecoder("utf-8")("replace"),
@@ -296,10 +305,18 @@ class OutputBuffer:
             self._write_spill(chunk)
 
     def _write_spill(self, data: bytes) -> None:
-        if self._spill is None:
+        if self._spill is None or self.spill_capped:
+            return
+        if self.max_spill_bytes is not None:
+            room = max(self.max_spill_bytes - self.spill_bytes, 0)
+            if len(data) > room:
+                data = data[:room]
+                self.spill_capped = True
+        if not data:
             return
         try:
             self._spill.write(data)
+            self.spill_bytes += len(data)
         except OSError as exc:
             log.warning("writing %s failed: %s", self.full_output_path, exc)
             self.close()
