@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.glob_pattern import FindPattern, GlobError, compile_find_pattern
-from pi_lsp.tools.paths import resolve_to_cwd
+from pi_lsp.tools.paths import resolve_directory
 from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
 from pi_lsp.tools.search_notices import js_number, notices_suffix
 from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -119,14 +119,7 @@ class FindTool(BuiltinTool):
         """List matching entries (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
-        try:
-            is_directory = search_path.is_dir()
-            search_path.stat()
-        except (OSError, ValueError):
-            raise ToolError(f"Path not found: {search_path}") from None
-        if not is_directory:
-            raise ToolError(f"Not a directory: {search_path}")
+        search_path = resolve_directory(args.path, self.env.cwd)
         limit = args.limit if args.limit is not None else DEFAULT_LIMIT
         if limit < 1:
             raise ToolError(f"Invalid limit: {js_number(limit)}. Use a limit of 1 or more.")

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.os_errors import node_style_message
-from pi_lsp.tools.paths import resolve_to_cwd
+from pi_lsp.tools.paths import resolve_directory
 from pi_lsp.tools.search_notices import js_number, notices_suffix
 from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -127,13 +127,7 @@ class LsTool(BuiltinTool):
         """List the directory (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        directory = resolve_to_cwd(args.path or ".", self.env.cwd)
-        try:
-            mode = directory.stat().st_mode
-        except (OSError, ValueError):
-            raise ToolError(f"Path not found: {directory}") from None
-        if not stat.S_ISDIR(mode):
-            raise ToolError(f"Not a directory: {directory}")
+        directory = resolve_directory(args.path, self.env.cwd)
         limit = args.limit if args.limit is not None else DEFAULT_LIMIT
         results, limit_reached = await asyncio.to_thread(_list, directory, limit)
         if not results:

@@ -138,3 +138,21 @@ def display_path(path: Path, cwd: Path) -> str:
         return absolute.as_posix()
     text = rel.as_posix()
     return text if text else "."
+
+
+def resolve_directory(path: str | None, cwd: Path) -> Path:
+    """Resolve a directory argument (``None`` means ``cwd``) the way find and ls check it.
+
+    Returns the absolute path (pi-behaviour.md 1.2). Raises :class:`ToolError` with the peer's
+    words: ``Path not found: {abs}`` when it cannot be stat-ed (symlinks followed), ``Not a
+    directory: {abs}`` when it is something else.
+    """
+    directory = resolve_to_cwd(path or ".", cwd)
+    try:
+        is_directory = directory.is_dir()
+        directory.stat()
+    except (OSError, ValueError):
+        raise ToolError(f"Path not found: {directory}") from None
+    if not is_directory:
+        raise ToolError(f"Not a directory: {directory}")
+    return directory
