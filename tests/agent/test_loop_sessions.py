@@ -48,11 +48,16 @@ def test_bad_journal_lines_are_skipped_and_bad_ids_refused(tmp_path: Path) -> No
         SessionJournal("../x", Path("/w"), tmp_path)
 
 
-def test_an_unwritable_journal_does_not_fail(tmp_path: Path) -> None:
+def test_an_unwritable_journal_does_not_fail(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     journal = SessionJournal("s", Path("/w"), blocker / "sub")  # a folder under a file
-    journal.message({"role": "user", "content": "x"})  # logged, not raised
+    with caplog.at_level("WARNING", logger="pi_lsp.session_journal"):
+        journal.message({"role": "user", "content": "x"})  # logged, not raised
+        journal.message({"role": "user", "content": "y"})
+    warnings = [r for r in caplog.records if "cannot write the session journal" in r.getMessage()]
+    assert len(warnings) == 1, "journaling stops after the first failure, with one warning"
+    assert blocker.read_text() == "x"
 
 
 def test_sessions_dir_is_overridable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
