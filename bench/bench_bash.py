@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from pi_lsp.agent.tool import ToolContext  # noqa: E402
 from pi_lsp.tools.bash import BashArgs, BashTool  # noqa: E402
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings  # noqa: E402
-from pi_lsp.tools.processes import ProcessRegistry  # noqa: E402
+from pi_lsp.tools.shell.processes import ProcessRegistry  # noqa: E402
 
 COMMAND = "seq 1 3000000"
 BASELINE = "seq 1 3000000 | cat > /dev/null"

@@ -6,7 +6,7 @@ Targets:
 2. One-line edit of a 60,000-line open document: <= 20 ms from the request to the
    ``workspace/applyEdit`` arriving, payload < 1 KB.
 
-Both are measured from the client side (:class:`~pi_lsp.editor.fake_editor.FakeEditor` for pi-lsp,
+Both are measured from the client side (:class:`~pi_lsp.demo.fake_editor.FakeEditor` for pi-lsp,
 a pygls ``LanguageClient`` for the echo server), so each round trip includes the transport both
 ways; the edit time includes one transit of the request and of the applyEdit. Medians over
 alternating runs.
@@ -29,7 +29,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pi_lsp.editor.fake_editor import FakeEditor  # noqa: E402
+from pi_lsp.demo.fake_editor import FakeEditor  # noqa: E402
 from pi_lsp.editor.lsp_connection import raw_dict_converter  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 from lsprotocol import types  # noqa: E402

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pi_lsp.editor.fake_editor import FakeEditor  # noqa: E402
+from pi_lsp.demo.fake_editor import FakeEditor  # noqa: E402
 
 PAUSE_SECONDS = 0.1
 MARK = "first-byte"

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pi_lsp.agent.tool import ToolContext  # noqa: E402
 from pi_lsp.tools.environment import ToolEnvironment  # noqa: E402
 from pi_lsp.tools.grep import GrepTool  # noqa: E402
-from pi_lsp.tools.local_files import LocalFileAccess  # noqa: E402
-from pi_lsp.tools.ripgrep import find_rg  # noqa: E402
+from pi_lsp.tools.file_io.local_files import LocalFileAccess  # noqa: E402
+from pi_lsp.tools.search.ripgrep import find_rg  # noqa: E402
 
 FILES = 3_000
 TOTAL_BYTES = 60 * 1024 * 1024

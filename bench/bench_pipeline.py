@@ -31,7 +31,7 @@ from pi_lsp.agent.validation import validator_for  # noqa: E402
 from pi_lsp.llm.types import ToolCall  # noqa: E402
 from pi_lsp.tools import create_tools  # noqa: E402
 from pi_lsp.tools.environment import ToolEnvironment  # noqa: E402
-from pi_lsp.tools.local_files import LocalFileAccess  # noqa: E402
+from pi_lsp.tools.file_io.local_files import LocalFileAccess  # noqa: E402
 
 TARGET_MS = 0.2
 ARGS = {"path": "file.txt", "offset": 100, "limit": 20}

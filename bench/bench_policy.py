@@ -30,7 +30,7 @@ from pi_lsp.policy.call_scope import call_scope  # noqa: E402
 from pi_lsp.policy.rules import decide  # noqa: E402
 from pi_lsp.tools import TOOL_NAMES, create_tools  # noqa: E402
 from pi_lsp.tools.environment import ToolEnvironment  # noqa: E402
-from pi_lsp.tools.local_files import LocalFileAccess  # noqa: E402
+from pi_lsp.tools.file_io.local_files import LocalFileAccess  # noqa: E402
 
 TARGET_MS = 0.1
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from pi_lsp.agent.tool import ToolContext  # noqa: E402
 from pi_lsp.tools.environment import ToolEnvironment  # noqa: E402
-from pi_lsp.tools.local_files import LocalFileAccess  # noqa: E402
+from pi_lsp.tools.file_io.local_files import LocalFileAccess  # noqa: E402
 from pi_lsp.tools.read import ReadArgs, ReadTool  # noqa: E402
 from pi_lsp.tools.write import WriteArgs, WriteTool  # noqa: E402
 from tests.peer import peer_dir, run_peer  # noqa: E402

@@ -15,10 +15,10 @@ import sys
 from importlib import import_module
 
 _SUBCOMMANDS = {
-    "exec": "pi_lsp.exec_cli",
+    "exec": "pi_lsp.exec.jsonl_host",
     "replay": "pi_lsp.llm.replay",
     "demo": "pi_lsp.demo.run",
-    "serve": "pi_lsp.server_cli",
+    "serve": "pi_lsp.daemon.stdio_main",
 }
 
 

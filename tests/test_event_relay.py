@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pi_lsp.event_relay import EventRelay, bounded
+from pi_lsp.daemon.event_relay import EventRelay, bounded
 
 
 def _update(text: str) -> dict[str, Any]:

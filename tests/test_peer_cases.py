@@ -19,7 +19,7 @@ import pytest
 
 from pi_lsp.tools import TOOL_NAMES, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from tests.peer import CASES, MAKE_FIXTURE, REPO, run_peer
 
 ROOT = "__ROOT__"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from pi_lsp import rpc
+from pi_lsp.daemon import rpc
 from pi_lsp.llm.types import ToolResultMessage, text_result
 
 

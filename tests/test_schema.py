@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pi_lsp.agent.schema import json_schema_of
 from pi_lsp.tools import TOOL_NAMES, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from tests.peer import run_peer_script
 
 

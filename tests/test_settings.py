@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_lsp.settings import Settings, parse_settings
+from pi_lsp.daemon.settings import Settings, parse_settings
 
 
 def test_null_means_defaults_silently() -> None:

@@ -4,7 +4,7 @@
    are folded and dashes trimmed) into a temp folder.
 2. Start ``pi-lsp replay --session pi_lsp/demo/session.jsonl --port 0`` as a subprocess and read its
    URL from its first stdout line (skipped when ``--base-url`` points at a real endpoint).
-3. Start the daemon over stdio with :class:`~pi_lsp.editor.fake_editor.FakeEditor` as the client
+3. Start the daemon over stdio with :class:`~pi_lsp.demo.fake_editor.FakeEditor` as the client
    (UTF-16 columns, versioned edits, saving): it opens ``textkit/slug.py`` (clean) and
    ``CHANGELOG.md``, and the "user" types an unsaved line into ``CHANGELOG.md``, a dirty buffer the
    agent must not clobber or save. grep and find are activated for the session.
@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 import pi_lsp
 from pi_lsp.demo.demo_log import DemoLog, LiveList, project_diff
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 
 DEMO_DIR = Path(__file__).resolve().parent
 SAMPLE = DEMO_DIR / "sample"

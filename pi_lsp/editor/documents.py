@@ -34,7 +34,7 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from pi_lsp.editor.positions import apply_content_changes
-from pi_lsp.tools.regular_files import NotRegularFileError, read_regular_file
+from pi_lsp.tools.file_io.regular_files import NotRegularFileError, read_regular_file
 
 UTF8_BOM = b"\xef\xbb\xbf"
 

@@ -38,7 +38,7 @@ from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolError
 from pi_lsp.editor.connection import EditorConnection, EditorRequestError, EditorSettings
 from pi_lsp.editor.documents import UTF8_BOM, Document, DocumentStore, WaitOutcome, Waiter, read_disk
 from pi_lsp.editor.text_edits import edit_spans, minimal_text_edits
-from pi_lsp.tools.files import WriteReport
+from pi_lsp.tools.file_io.file_access import WriteReport
 
 CONTEXT = 40
 """Code points of unchanged text on each side of a change that must surround it in the buffer."""

@@ -34,7 +34,7 @@ from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import Document, DocumentStore, decode_disk_text, read_disk
 from pi_lsp.editor.edit_session import EditRequest, run_editor_edit
 from pi_lsp.editor.reloads import has_mixed_or_cr_line_endings, reload_from_disk
-from pi_lsp.tools.files import FileAccess, FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
 
 UNSAVED_NOTICE = "[Unsaved changes in the editor: this is the editor's buffer, not the file on disk.]"
 """Appended to a read of a dirty buffer (design.md section 3)."""
@@ -51,7 +51,7 @@ class DocState(enum.Enum):
 
 
 class EditorFileAccess:
-    """:class:`~pi_lsp.tools.files.FileAccess` through the editor (see the module docstring).
+    """:class:`~pi_lsp.tools.file_io.file_access.FileAccess` through the editor (see the module docstring).
 
     Args:
         store: the daemon's open documents.

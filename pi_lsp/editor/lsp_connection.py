@@ -37,7 +37,7 @@ def raw_dict_converter() -> "cattrs.Converter":
     pygls's default turns them into namedtuples with ``rename=True``, which mangles keys that are
     not identifiers (a ``changes`` map keyed by URI arrives as ``_0``; real-clients.md pitfall 2).
     Typed LSP methods (everything lsprotocol knows) are structured as usual. Used by the daemon
-    and by :class:`~pi_lsp.editor.fake_editor.FakeEditor`.
+    and by :class:`~pi_lsp.demo.fake_editor.FakeEditor`.
     """
     converter = default_converter()
     converter.register_structure_hook(

@@ -21,7 +21,7 @@ from pi_lsp.agent.hooks import AfterToolCallContext, AfterToolCallResult
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.editor.file_access import EditorFileAccess
 from pi_lsp.llm.types import TextContent
-from pi_lsp.tools.paths import display_path
+from pi_lsp.tools.file_io.paths import display_path
 
 NOTICE_TOOLS = frozenset({"bash", "grep", "find"})
 """The tools that see the disk, not the editor's buffers (design.md section 4 step 7)."""

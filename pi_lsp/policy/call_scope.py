@@ -1,7 +1,7 @@
 """What one tool call would touch, as the policy judges it: its command or its path.
 
 ``bash`` is judged by its ``command``; ``read``, ``edit``, ``write``, ``grep``, ``find`` and ``ls``
-by the path they name, resolved exactly as the tool resolves it (:mod:`pi_lsp.tools.paths`:
+by the path they name, resolved exactly as the tool resolves it (:mod:`pi_lsp.tools.file_io.paths`:
 ``~``, ``@``, ``file://`` URLs, relative to the working directory, ``..`` removed; ``read``'s
 fallbacks for names stored in another Unicode form); ``grep``, ``find`` and ``ls`` without a path
 search the working directory. Any other tool is judged by its name alone.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_lsp.tools.paths import InvalidPathError, resolve_read_path, resolve_to_cwd
+from pi_lsp.tools.file_io.paths import InvalidPathError, resolve_read_path, resolve_to_cwd
 
 PATH_TOOLS: frozenset[str] = frozenset({"read", "edit", "write", "grep", "find", "ls"})
 """Built-in tools judged by a path."""
@@ -79,7 +79,7 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
 
 def _shown(path: str, cwd: str) -> str:
     """``path`` relative to ``cwd`` when inside it (``.`` for ``cwd`` itself), else absolute; the
-    same text as :func:`pi_lsp.tools.paths.display_path` for the normalised paths used here."""
+    same text as :func:`pi_lsp.tools.file_io.paths.display_path` for the normalised paths used here."""
     if path == cwd:
         return "."
     prefix = cwd.rstrip("/") + "/"

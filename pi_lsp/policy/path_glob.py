@@ -1,6 +1,6 @@
 """Path globs of the policy: approval rules' ``path`` patterns and the extra protected paths.
 
-One dialect for both, the ``find`` tool's glob syntax (:func:`pi_lsp.tools.glob_pattern.glob_to_regex`:
+One dialect for both, the ``find`` tool's glob syntax (:func:`pi_lsp.tools.search.glob_pattern.glob_to_regex`:
 ``*`` and ``?`` stay inside one component, ``**`` as a whole component spans any number of them,
 ``[a-z]`` classes, ``{a,b}`` alternatives, ``\\`` escapes) with gitignore's anchoring rule:
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pi_lsp.tools.glob_pattern import GlobError, glob_to_regex
+from pi_lsp.tools.search.glob_pattern import GlobError, glob_to_regex
 
 __all__ = ["GlobError", "PathGlob"]
 

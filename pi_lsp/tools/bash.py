@@ -6,7 +6,7 @@ What the model sees follows the peer (Pi 0.73.1): the tail of the output (last 2
 
 - the command runs as ``{shell} -c command`` in a new session (its own process group, no
   controlling terminal) with ``stdin`` on ``/dev/null``, registered in the session's
-  :class:`~pi_lsp.tools.processes.ProcessRegistry`;
+  :class:`~pi_lsp.tools.shell.processes.ProcessRegistry`;
 - the call returns when the **shell** exits (a ``SubprocessProtocol``'s ``process_exited``; not
   ``Process.wait()``, which also waits for every pipe), followed by an idle drain: pipes held open
   by background children are read until they stay silent ``bash_idle_drain_seconds`` (at most
@@ -15,7 +15,7 @@ What the model sees follows the peer (Pi 0.73.1): the tail of the output (last 2
 - a default timeout (``bash_timeout_seconds``); on timeout or cancellation SIGTERM to the group,
   SIGKILL after ``bash_kill_grace_seconds``;
 - a shell killed by a signal it was not sent by us is an error naming the signal;
-- output decoded per stream, escapes stripped, memory bounded (:mod:`pi_lsp.tools.output_buffer`).
+- output decoded per stream, escapes stripped, memory bounded (:mod:`pi_lsp.tools.shell.output_buffer`).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from pi_lsp.agent.js_values import js_number_to_string
 from pi_lsp.agent.tool import ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.os_errors import os_error_code
-from pi_lsp.tools.output_buffer import OutputBuffer, OutputSnapshot
-from pi_lsp.tools.processes import ProcessRegistry
-from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
-from pi_lsp.tools.update_throttle import UpdateThrottle
+from pi_lsp.tools.file_io.os_errors import os_error_code
+from pi_lsp.tools.shell.output_buffer import OutputBuffer, OutputSnapshot
+from pi_lsp.tools.shell.processes import ProcessRegistry
+from pi_lsp.tools.text.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+from pi_lsp.tools.shell.update_throttle import UpdateThrottle
 
 DESCRIPTION = (
     "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "

@@ -1,9 +1,9 @@
 """The ``edit`` tool: exact text replacement in one file (Pi's ``edit``, pi-behaviour.md 2.3).
 
 The model sends ``{path, edits: [{oldText, newText}, ...]}``. Every ``oldText`` is matched against
-the original file (Pi's rules, :mod:`pi_lsp.tools.edit_match`); the replacements are spliced into
-the original text so untouched bytes stay identical (:mod:`pi_lsp.tools.line_endings`); the new
-bytes go out through the session's :class:`~pi_lsp.tools.files.FileAccess` (the disk, or the
+the original file (Pi's rules, :mod:`pi_lsp.tools.text.edit_match`); the replacements are spliced into
+the original text so untouched bytes stay identical (:mod:`pi_lsp.tools.file_io.line_endings`); the new
+bytes go out through the session's :class:`~pi_lsp.tools.file_io.file_access.FileAccess` (the disk, or the
 editor as ``workspace/applyEdit``). The result text and every error text are the peer's.
 
 Differences from the peer 0.73.1 (design.md section 7): byte-faithful splicing (BOM, each line's
@@ -23,13 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.edit_diff import edit_diff
-from pi_lsp.tools.edit_match import EditSpec, apply_splices, plan_edits
-from pi_lsp.tools.files import FileSnapshot, WriteReport
-from pi_lsp.tools.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text
-from pi_lsp.tools.mutation_queue import file_mutation_lock, mutation_key
-from pi_lsp.tools.os_errors import node_style_message, os_error_code
-from pi_lsp.tools.paths import display_path, resolve_to_cwd
+from pi_lsp.tools.text.edit_diff import edit_diff
+from pi_lsp.tools.text.edit_match import EditSpec, apply_splices, plan_edits
+from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text
+from pi_lsp.tools.file_io.mutation_queue import file_mutation_lock, mutation_key
+from pi_lsp.tools.file_io.os_errors import node_style_message, os_error_code
+from pi_lsp.tools.file_io.paths import display_path, resolve_to_cwd
 
 DESCRIPTION = (
     "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
@@ -113,7 +113,7 @@ class EditTool(BuiltinTool):
     ``execute`` raises :class:`ToolError` with the peer's texts: no edits; ``Could not edit file:
     {path}. Error code: {CODE}.`` when the file cannot be read and written (``ENOENT``,
     ``EACCES``, ``ELOOP`` ...); a directory (``EISDIR: illegal operation on a directory, read``);
-    the matching errors of :func:`~pi_lsp.tools.edit_match.plan_edits`; a file that is not UTF-8
+    the matching errors of :func:`~pi_lsp.tools.text.edit_match.plan_edits`; a file that is not UTF-8
     (pi-lsp's own text); and whatever the ``FileAccess`` write raises (an editor that refused).
     All of it happens inside the file's mutation lock, held until the write returned.
     """

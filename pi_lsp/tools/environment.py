@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pi_lsp.tools.files import FileAccess
+from pi_lsp.tools.file_io.file_access import FileAccess
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pi_lsp.tools.processes import ProcessRegistry
+    from pi_lsp.tools.shell.processes import ProcessRegistry
 
 
 @dataclass
@@ -56,7 +56,7 @@ class ToolEnvironment:
     Attributes:
         cwd: working directory: relative paths resolve against it, bash runs in it (the first
             workspace folder in the daemon).
-        files: the :class:`~pi_lsp.tools.files.FileAccess` seam for read, edit and write.
+        files: the :class:`~pi_lsp.tools.file_io.file_access.FileAccess` seam for read, edit and write.
         temp_dir: the session's own temp folder (bash spill files); removed with the session.
         workspace_folders: every workspace folder (``cwd`` first); used by policy and notices.
         processes: the registry of process groups started by tools, ended with the session.

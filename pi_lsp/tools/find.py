@@ -22,11 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.glob_pattern import FindPattern, GlobError, compile_find_pattern
-from pi_lsp.tools.paths import resolve_directory
-from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
-from pi_lsp.tools.search_notices import js_number, notices_suffix
-from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from pi_lsp.tools.search.glob_pattern import FindPattern, GlobError, compile_find_pattern
+from pi_lsp.tools.file_io.paths import resolve_directory
+from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
+from pi_lsp.tools.search.search_notices import js_number, notices_suffix
+from pi_lsp.tools.text.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 DEFAULT_LIMIT = 1000
 """Results returned when the call gives no ``limit`` (the peer's default)."""

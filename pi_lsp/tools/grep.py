@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.paths import resolve_to_cwd
-from pi_lsp.tools.ripgrep import RipgrepRun, walk_args
-from pi_lsp.tools.search_notices import js_number, notices_suffix
-from pi_lsp.tools.truncate import (
+from pi_lsp.tools.file_io.paths import resolve_to_cwd
+from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
+from pi_lsp.tools.search.search_notices import js_number, notices_suffix
+from pi_lsp.tools.text.truncate import (
     DEFAULT_MAX_BYTES,
     GREP_MAX_LINE_LENGTH,
     format_size,
@@ -40,7 +40,7 @@ DEFAULT_LIMIT = 100
 
 MAX_COLUMNS = 4 * GREP_MAX_LINE_LENGTH + 48
 """rg's ``--max-columns`` (bytes): longer lines arrive as a preview of this many bytes, which
-always holds more than :data:`~pi_lsp.tools.truncate.GREP_MAX_LINE_LENGTH` characters."""
+always holds more than :data:`~pi_lsp.tools.text.truncate.GREP_MAX_LINE_LENGTH` characters."""
 
 DESCRIPTION = (
     "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "

@@ -19,11 +19,11 @@ from pi_lsp.agent.js_values import js_number_to_string
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.llm.types import ImageContent, TextContent
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.file_content import binary_kind, decode_for_reading
-from pi_lsp.tools.images import SNIFF_BYTES, prepare_image, sniff_image_mime
-from pi_lsp.tools.os_errors import node_style_message, os_error_code
-from pi_lsp.tools.paths import resolve_read_path
-from pi_lsp.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head, utf8_len
+from pi_lsp.tools.file_io.file_content import binary_kind, decode_for_reading
+from pi_lsp.tools.file_io.images import SNIFF_BYTES, prepare_image, sniff_image_mime
+from pi_lsp.tools.file_io.os_errors import node_style_message, os_error_code
+from pi_lsp.tools.file_io.paths import resolve_read_path
+from pi_lsp.tools.text.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head, utf8_len
 
 READ_DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "
@@ -91,7 +91,7 @@ def _with_notices(text: str, notices: list[str]) -> str:
 
 
 class ReadTool(BuiltinTool):
-    """``read``: the peer's read tool on top of :class:`~pi_lsp.tools.files.FileAccess`.
+    """``read``: the peer's read tool on top of :class:`~pi_lsp.tools.file_io.file_access.FileAccess`.
 
     Errors (raised as :class:`ToolError`): the peer's OS texts (``ENOENT: no such file or
     directory, access '/abs'``, ``EISDIR: illegal operation on a directory, read``), the offset

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.mutation_queue import file_mutation_lock, finish_despite_cancel
-from pi_lsp.tools.os_errors import node_style_message
-from pi_lsp.tools.paths import display_path, resolve_to_cwd
+from pi_lsp.tools.file_io.mutation_queue import file_mutation_lock, finish_despite_cancel
+from pi_lsp.tools.file_io.os_errors import node_style_message
+from pi_lsp.tools.file_io.paths import display_path, resolve_to_cwd
 
 WRITE_DESCRIPTION = (
     "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
@@ -46,7 +46,7 @@ class WriteTool(BuiltinTool):
     """``write``: replace a file's content with ``content`` encoded as UTF-8 (no BOM or EOL rules).
 
     Result text: ``Successfully wrote {N} bytes to {path}`` (``N`` = UTF-8 bytes, ``path`` as the
-    model gave it), then each :class:`~pi_lsp.tools.files.WriteReport` notice on its own line;
+    model gave it), then each :class:`~pi_lsp.tools.file_io.file_access.WriteReport` notice on its own line;
     ``details`` is ``None``. Errors are raised as :class:`ToolError` in Node's words
     (``EISDIR: illegal operation on a directory, open '/abs/dir'``). Abort (pi-behaviour.md 1.5): a
     cancellation while the bytes are being written waits for the write to finish, keeps the lock

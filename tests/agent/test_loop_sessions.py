@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.agent_sessions import MAX_CONTEXT_BYTES, AgentSessions, context_files, provider_settings
+from pi_lsp.daemon.agent_sessions import MAX_CONTEXT_BYTES, AgentSessions, context_files, provider_settings
 from pi_lsp.llm.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage, to_wire
-from pi_lsp.session_journal import SESSIONS_DIR_ENV, SessionJournal, load_messages, sessions_dir
-from pi_lsp.settings import parse_settings
+from pi_lsp.daemon.session_journal import SESSIONS_DIR_ENV, SessionJournal, load_messages, sessions_dir
+from pi_lsp.daemon.settings import parse_settings
 
 
 def test_journal_lines_and_round_trip(tmp_path: Path) -> None:
@@ -52,7 +52,7 @@ def test_an_unwritable_journal_does_not_fail(tmp_path: Path, caplog: pytest.LogC
     blocker = tmp_path / "file"
     blocker.write_text("x")
     journal = SessionJournal("s", Path("/w"), blocker / "sub")  # a folder under a file
-    with caplog.at_level("WARNING", logger="pi_lsp.session_journal"):
+    with caplog.at_level("WARNING", logger="pi_lsp.daemon.session_journal"):
         journal.message({"role": "user", "content": "x"})  # logged, not raised
         journal.message({"role": "user", "content": "y"})
     warnings = [r for r in caplog.records if "cannot write the session journal" in r.getMessage()]

@@ -1,5 +1,5 @@
 """Fixtures for the end-to-end tests: a real ``python -m pi_lsp`` over stdio, driven by
-:class:`~pi_lsp.editor.fake_editor.FakeEditor`, pytest-lsp's ``LanguageClient`` or raw frames."""
+:class:`~pi_lsp.demo.fake_editor.FakeEditor`, pytest-lsp's ``LanguageClient`` or raw frames."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 from tests.e2e.daemon_support import RawServer, server_env, server_tmp
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 from pi_lsp.llm.recording import parse_recording
 from pi_lsp.llm.replay import ReplayServer
 from tests.e2e.daemon_support import server_env, server_tmp, wait_until

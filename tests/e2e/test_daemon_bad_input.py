@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 from tests.e2e.daemon_support import RawServer
 
 

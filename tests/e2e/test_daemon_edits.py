@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 
 PROFILES = ["vscode", "neovim"]
 FAST = {"pi": {"edit": {"applyTimeoutSeconds": 1, "verifyTimeoutSeconds": 2}}}

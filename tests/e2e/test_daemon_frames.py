@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.server_cli import MAX_FRAME_BYTES
+from pi_lsp.daemon.stdio_main import MAX_FRAME_BYTES
 from tests.e2e.daemon_support import SERVER_COMMAND, server_env, server_tmp
 
 

@@ -13,7 +13,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 
 from tests.e2e.daemon_support import SERVER_COMMAND, server_env, wait_until
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 
 FAST = {"pi": {"edit": {"applyTimeoutSeconds": 2, "verifyTimeoutSeconds": 2}}}
 ALLOW = "Allow once"  # the approval answer for bash commands that are not read-only

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 from tests.e2e.daemon_support import wait_until
 
 ALLOW = "Allow once"

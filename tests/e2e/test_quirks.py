@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 from tests.e2e.daemon_support import wait_until
 
 FAST = {"pi": {"edit": {"applyTimeoutSeconds": 2, "verifyTimeoutSeconds": 1}}}

@@ -16,7 +16,7 @@ from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.editor.connection import EditorSettings
 from pi_lsp.editor.documents import DocumentStore
 from pi_lsp.editor.file_access import UNSAVED_NOTICE, EditorFileAccess
-from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from tests.editor.editor_sim import NEOVIM, PLAIN, EditorSim, open_file
 
 FAST = EditorSettings(apply_timeout_seconds=0.2, verify_timeout_seconds=0.2)

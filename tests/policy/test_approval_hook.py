@@ -24,8 +24,8 @@ from pi_lsp.policy.approvals import (
 )
 from pi_lsp.tools import TOOL_NAMES, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.processes import ProcessRegistry
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.shell.processes import ProcessRegistry
 
 
 class Session:

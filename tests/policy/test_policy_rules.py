@@ -157,7 +157,7 @@ def test_the_shown_path_is_the_tools_display_path(ws: Workspace, path: str) -> N
     from types import SimpleNamespace
 
     from pi_lsp.policy.call_scope import call_scope
-    from pi_lsp.tools.paths import display_path, resolve_to_cwd
+    from pi_lsp.tools.file_io.paths import display_path, resolve_to_cwd
 
     scope = call_scope("edit", SimpleNamespace(path=path), ws.ws)
     assert scope is not None and scope.shown == display_path(resolve_to_cwd(path, ws.ws), ws.ws)

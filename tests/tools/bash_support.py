@@ -10,7 +10,7 @@ from pathlib import Path
 from pi_lsp.agent.tool import ToolContext, ToolError, ToolResult
 from pi_lsp.tools.bash import BashArgs, BashTool
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
-from pi_lsp.tools.processes import ProcessRegistry
+from pi_lsp.tools.shell.processes import ProcessRegistry
 
 BOUND = 5.0
 """The issue's bound for supervision tests, in seconds."""

@@ -11,8 +11,8 @@ from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.agent.validation import validator_for
 from pi_lsp.tools.edit import EditArgs, EditTool
 from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.files import FileAccess
-from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.file_access import FileAccess
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.tools.environment import ToolEnvironment
 from pi_lsp.tools.find import FindTool
 from pi_lsp.tools.grep import GrepTool
-from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from pi_lsp.tools.ls import LsTool
 
 TOOLS = {"grep": GrepTool, "find": FindTool, "ls": LsTool}

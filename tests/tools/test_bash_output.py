@@ -1,4 +1,4 @@
-"""The bounded output accumulator behind bash (pi_lsp/tools/output_buffer.py).
+"""The bounded output accumulator behind bash (pi_lsp/tools/shell/output_buffer.py).
 
 Decoding per stream, escape stripping across chunk boundaries, the peer's line/byte totals, the
 spill file holding every raw byte, and bounded memory on large outputs.
@@ -13,8 +13,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_lsp.tools.output_buffer import EscapeStripper, OutputBuffer, strip_escapes
-from pi_lsp.tools.truncate import truncate_tail
+from pi_lsp.tools.shell.output_buffer import EscapeStripper, OutputBuffer, strip_escapes
+from pi_lsp.tools.text.truncate import truncate_tail
 
 
 def _feed_all(buffer: OutputBuffer, chunks: list[tuple[int, bytes]]) -> str:

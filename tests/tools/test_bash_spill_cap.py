@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from pi_lsp.tools.environment import ToolSettings
-from pi_lsp.tools.output_buffer import OutputBuffer
+from pi_lsp.tools.shell.output_buffer import OutputBuffer
 
 from tests.tools.bash_support import make_env, run_bash
 

@@ -18,7 +18,7 @@ import pytest
 
 from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.tools.bash import BashArgs, BashTool
-from pi_lsp.tools.processes import group_members, is_alive, iter_processes
+from pi_lsp.tools.shell.processes import group_members, is_alive, iter_processes
 from tests.tools.bash_support import BOUND, make_env, run_bash, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,7 +128,7 @@ _SESSION_SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys
     from pathlib import Path
-    from pi_lsp.tools.processes import become_child_subreaper
+    from pi_lsp.tools.shell.processes import become_child_subreaper
     from tests.tools.bash_support import make_env, run_bash
 
     async def main():

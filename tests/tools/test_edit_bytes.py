@@ -11,9 +11,9 @@ import pytest
 
 from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.tools.edit import EditArgs
-from pi_lsp.tools.files import FileSnapshot, WriteReport
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.mutation_queue import active_keys
+from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.mutation_queue import active_keys
 from tests.tools.edit_support import edit, edit_tool
 
 

@@ -1,4 +1,4 @@
-"""The line diff, display diff and patch (pi_lsp.tools.line_diff / edit_diff), against Pi's own code."""
+"""The line diff, display diff and patch (pi_lsp.tools.text.line_diff / edit_diff), against Pi's own code."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.edit_diff import edit_diff
-from pi_lsp.tools.line_diff import MAX_EDIT_DISTANCE, diff_lines
+from pi_lsp.tools.text.edit_diff import edit_diff
+from pi_lsp.tools.text.line_diff import MAX_EDIT_DISTANCE, diff_lines
 from tests.peer import run_peer_script
 from tests.tools.edit_support import apply_patch
 

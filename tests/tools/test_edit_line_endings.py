@@ -1,10 +1,10 @@
-"""The BOM/EOL view used by edit (pi_lsp.tools.line_endings): decoding, offset map, ending rule, fusion guard."""
+"""The BOM/EOL view used by edit (pi_lsp.tools.file_io.line_endings): decoding, offset map, ending rule, fusion guard."""
 
 from __future__ import annotations
 
 import pytest
 
-from pi_lsp.tools.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text, first_line_ending, to_lf
+from pi_lsp.tools.file_io.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text, first_line_ending, to_lf
 
 
 def test_decode_strips_and_encode_restores_the_bom() -> None:

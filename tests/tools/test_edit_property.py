@@ -9,8 +9,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pi_lsp.agent.tool import ToolError
-from pi_lsp.tools.edit_match import EditSpec, apply_splices, plan_edits
-from pi_lsp.tools.line_endings import LineEndingView, decode_text, encode_text, to_lf
+from pi_lsp.tools.text.edit_match import EditSpec, apply_splices, plan_edits
+from pi_lsp.tools.file_io.line_endings import LineEndingView, decode_text, encode_text, to_lf
 
 PIECES = ["a", "b", "c", " ", "  ", "\t", "é", "\u201c", "\u00a0", "\n", "\r\n", "\r", "xy", "é"]
 NEW_PIECES = ["N", "\n", "\r\n", "\r", " ", "q"]

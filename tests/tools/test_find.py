@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.glob_pattern import GlobError, compile_find_pattern
+from pi_lsp.tools.search.glob_pattern import GlobError, compile_find_pattern
 from tests.peer import run_peer
 from tests.tools.search_support import big_dir, call, git_init, write
 

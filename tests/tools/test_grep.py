@@ -13,7 +13,7 @@ import pytest
 
 from pi_lsp.agent.tool import ToolContext
 from pi_lsp.tools.grep import GrepTool
-from pi_lsp.tools.processes import ProcessRegistry, is_alive
+from pi_lsp.tools.shell.processes import ProcessRegistry, is_alive
 from tests.peer import run_peer
 from tests.tools.search_support import big_dir, call, git_init, make_env, write
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.os_errors import node_style_message
-from pi_lsp.tools.safe_write import write_file_safely
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.os_errors import node_style_message
+from pi_lsp.tools.file_io.safe_write import write_file_safely
 
 REPO = Path(__file__).resolve().parents[2]
 NOBODY = 65534
@@ -42,9 +42,9 @@ def _run_child(code: str, *, user: int | None = None) -> subprocess.CompletedPro
     prelude = (
         "import asyncio, os, resource, signal, sys\n"
         "from pathlib import Path\n"
-        "from pi_lsp.tools.local_files import LocalFileAccess\n"
-        "from pi_lsp.tools.os_errors import node_style_message\n"
-        "from pi_lsp.tools.safe_write import write_file_safely\n"
+        "from pi_lsp.tools.file_io.local_files import LocalFileAccess\n"
+        "from pi_lsp.tools.file_io.os_errors import node_style_message\n"
+        "from pi_lsp.tools.file_io.safe_write import write_file_safely\n"
         "import concurrent.futures.thread\n"
     )
     if user is not None:
@@ -98,8 +98,8 @@ def test_access_denied_for_another_user(shared_dir: Path) -> None:
         f"""
         import asyncio
         from pathlib import Path
-        from pi_lsp.tools.local_files import LocalFileAccess
-        from pi_lsp.tools.os_errors import node_style_message
+        from pi_lsp.tools.file_io.local_files import LocalFileAccess
+        from pi_lsp.tools.file_io.os_errors import node_style_message
         try:
             asyncio.run(LocalFileAccess().access(Path({str(secret)!r})))
         except OSError as exc:
@@ -177,7 +177,7 @@ def test_unwritable_directory_is_written_in_place(shared_dir: Path) -> None:
     done = _run_child(
         f"""
         from pathlib import Path
-        from pi_lsp.tools.safe_write import write_file_safely
+        from pi_lsp.tools.file_io.safe_write import write_file_safely
         write_file_safely(Path({str(target)!r}), b"written by nobody")
         print("ok")
         """,
@@ -198,8 +198,8 @@ def test_read_only_file_is_refused_for_another_user(shared_dir: Path) -> None:
     done = _run_child(
         f"""
         from pathlib import Path
-        from pi_lsp.tools.safe_write import write_file_safely
-        from pi_lsp.tools.os_errors import node_style_message
+        from pi_lsp.tools.file_io.safe_write import write_file_safely
+        from pi_lsp.tools.file_io.os_errors import node_style_message
         try:
             write_file_safely(Path({str(target)!r}), b"x")
         except OSError as exc:
@@ -222,8 +222,8 @@ def test_failed_write_leaves_the_file_identical(tmp_path: Path, hard_linked: boo
         f"""
         import resource, signal
         from pathlib import Path
-        from pi_lsp.tools.safe_write import write_file_safely
-        from pi_lsp.tools.os_errors import node_style_message
+        from pi_lsp.tools.file_io.safe_write import write_file_safely
+        from pi_lsp.tools.file_io.os_errors import node_style_message
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.mutation_queue import active_keys, file_mutation_lock, mutation_key
+from pi_lsp.tools.file_io.mutation_queue import active_keys, file_mutation_lock, mutation_key
 
 
 async def _op(path: Path, name: str, log: list[str], hold: asyncio.Event | None = None) -> None:

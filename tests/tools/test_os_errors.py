@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.os_errors import node_error, node_style_message, os_error_code
+from pi_lsp.tools.file_io.os_errors import node_error, node_style_message, os_error_code
 
 
 def _raised(fn) -> OSError:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.paths import (
+from pi_lsp.tools.file_io.paths import (
     InvalidPathError,
     display_path,
     expand_path,

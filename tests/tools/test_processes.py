@@ -1,4 +1,4 @@
-"""The process registry (pi_lsp/tools/processes.py) with real processes.
+"""The process registry (pi_lsp/tools/shell/processes.py) with real processes.
 
 Subreaper adoption runs in a child Python process so this pytest process never becomes a subreaper.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.tools.processes import (
+from pi_lsp.tools.shell.processes import (
     TAG_VARIABLE,
     ProcessRegistry,
     group_members,
@@ -120,8 +120,8 @@ def test_end_all_with_nothing_to_do_is_quick() -> None:
 _SUBREAPER_SCRIPT = textwrap.dedent(
     """
     import json, os, subprocess, time
-    from pi_lsp.tools.processes import ProcessRegistry, become_child_subreaper, proc_info
-    from pi_lsp.tools.processes import is_child_subreaper
+    from pi_lsp.tools.shell.processes import ProcessRegistry, become_child_subreaper, proc_info
+    from pi_lsp.tools.shell.processes import is_child_subreaper
     ok = not is_child_subreaper() and become_child_subreaper() and is_child_subreaper()
     registry = ProcessRegistry(kill_grace_seconds=0.3)
     # a double fork with a cleared environment: found only because it is adopted by us

@@ -16,9 +16,9 @@ from PIL import Image
 
 from pi_lsp.agent.tool import AbortSignal, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.files import FileSnapshot
-from pi_lsp.tools.images import RESIZE_FAILED, prepare_image, sniff_image_mime
-from pi_lsp.tools.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.file_access import FileSnapshot
+from pi_lsp.tools.file_io.images import RESIZE_FAILED, prepare_image, sniff_image_mime
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from pi_lsp.llm.types import to_wire
 from pi_lsp.tools.read import ReadArgs, ReadTool
 from tests.peer import MAKE_FIXTURE, run_peer, run_peer_script

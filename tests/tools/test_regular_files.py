@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from pi_lsp.editor.documents import read_disk
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.regular_files import NotRegularFileError
-from pi_lsp.tools.safe_write import write_file_safely
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.regular_files import NotRegularFileError
+from pi_lsp.tools.file_io.safe_write import write_file_safely
 
 REPO = Path(__file__).resolve().parents[2]
 GENEROUS_SECONDS = 60

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 
-from pi_lsp.tools.edit_match import EditSpec, apply_splices, plan_edits
-from pi_lsp.tools.line_endings import LineEndingView, to_lf
+from pi_lsp.tools.text.edit_match import EditSpec, apply_splices, plan_edits
+from pi_lsp.tools.file_io.line_endings import LineEndingView, to_lf
 
 
 def test_break_written_before_an_emptied_span_keeps_its_count() -> None:

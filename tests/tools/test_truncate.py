@@ -13,7 +13,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_lsp.tools.truncate import (
+from pi_lsp.tools.text.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     GREP_MAX_LINE_LENGTH,

@@ -9,9 +9,9 @@ import pytest
 
 from pi_lsp.agent.tool import AbortSignal, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.files import FileSnapshot, WriteReport
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.mutation_queue import active_keys
+from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.file_io.mutation_queue import active_keys
 from pi_lsp.tools.write import WriteArgs, WriteTool
 from tests.peer import run_peer, run_peer_script
 

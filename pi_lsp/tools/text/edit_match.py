@@ -1,7 +1,7 @@
 """Locating an edit's ``oldText`` blocks in a file: Pi's exact-then-fuzzy matching rules.
 
 Everything here works in **LF space** (the file's text with the BOM removed and every line break
-made ``\\n``, see :mod:`pi_lsp.tools.line_endings`); offsets are ``str`` indices (code points),
+made ``\\n``, see :mod:`pi_lsp.tools.file_io.line_endings`); offsets are ``str`` indices (code points),
 0-based. The output is a list of *splices* ``(lf_start, lf_end, lf_text)`` that the caller maps
 back to the original text.
 
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pi_lsp.agent.tool import ToolError
-from pi_lsp.tools.line_endings import to_lf
+from pi_lsp.tools.file_io.line_endings import to_lf
 
 Splice = tuple[int, int, str]
 """``(lf_start, lf_end, lf_text)``: replace ``lf[lf_start:lf_end]`` by ``lf_text``."""

@@ -1,11 +1,11 @@
-"""``LocalFileAccess``: the :class:`~pi_lsp.tools.files.FileAccess` seam on the plain filesystem.
+"""``LocalFileAccess``: the :class:`~pi_lsp.tools.file_io.file_access.FileAccess` seam on the plain filesystem.
 
 Used by ``pi-lsp exec`` and, in the daemon, for files the editor does not hold. Calls that may take
 long run in a worker thread (:func:`asyncio.to_thread`) so the event loop stays responsive: every
 write (it fsyncs) and every read of more than :data:`INLINE_READ_BYTES`. Metadata checks
 (``access``) and small reads run inline: they cost microseconds, far less than a thread hop
 (about 0.2 ms here), and path resolution already stats the same path on the loop. Writes are the
-safe writes of design.md section 7, implemented in :mod:`pi_lsp.tools.safe_write`.
+safe writes of design.md section 7, implemented in :mod:`pi_lsp.tools.file_io.safe_write`.
 
 Errors are :class:`OSError` with ``errno`` and ``filename`` set to the path the caller gave (not
 the resolved real path), so the tools can print them in Node's words (:mod:`.os_errors`).
@@ -19,10 +19,10 @@ import stat
 from pathlib import Path
 
 from pi_lsp.agent.tool import ToolContext
-from pi_lsp.tools.files import FileSnapshot, WriteReport
-from pi_lsp.tools.os_errors import node_error
-from pi_lsp.tools.regular_files import read_regular_file, refuse_special
-from pi_lsp.tools.safe_write import write_file_safely
+from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.os_errors import node_error
+from pi_lsp.tools.file_io.regular_files import read_regular_file, refuse_special
+from pi_lsp.tools.file_io.safe_write import write_file_safely
 
 
 INLINE_READ_BYTES = 128 * 1024
@@ -50,16 +50,16 @@ def _read(path: Path) -> FileSnapshot:
 
 
 class LocalFileAccess:
-    """Read and write files directly on disk (implements :class:`~pi_lsp.tools.files.FileAccess`).
+    """Read and write files directly on disk (implements :class:`~pi_lsp.tools.file_io.file_access.FileAccess`).
 
     - :meth:`access` works like Node's ``fs.access``: ``ENOENT``/``ENOTDIR``/``ELOOP`` from the
       lookup, ``EACCES`` when the mode is not granted (root is granted everything, as in Node); a
       directory passes (reading it then fails with ``EISDIR``).
     - :meth:`read` returns the raw bytes; a directory raises ``EISDIR``, a symlink loop ``ELOOP``;
-      a device, FIFO or socket raises :class:`~pi_lsp.tools.regular_files.NotRegularFileError`
+      a device, FIFO or socket raises :class:`~pi_lsp.tools.file_io.regular_files.NotRegularFileError`
       (a ``ToolError``) without being opened.
     - :meth:`write` creates parent directories and replaces the content safely (see
-      :func:`~pi_lsp.tools.safe_write.write_file_safely`); ``previous``, ``label`` and ``ctx`` are
+      :func:`~pi_lsp.tools.file_io.safe_write.write_file_safely`); ``previous``, ``label`` and ``ctx`` are
       for editors and ignored here. It returns ``WriteReport(via="disk")``. An existing device,
       FIFO or socket is refused the same way as for :meth:`read`, unopened.
     """

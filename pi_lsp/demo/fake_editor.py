@@ -2,14 +2,14 @@
 
 It starts the daemon (``python -m pi_lsp``) as a subprocess, initializes it with a capability
 profile or any ``ClientCapabilities`` (pytest-lsp's snapshots), mirrors its buffers with LSP line
-rules (:mod:`pi_lsp.editor.fake_buffers`), and answers the server: ``workspace/applyEdit`` (applied, refused, an error reply or never answered, as
+rules (:mod:`pi_lsp.demo.fake_buffers`), and answers the server: ``workspace/applyEdit`` (applied, refused, an error reply or never answered, as
 configured), ``pi/saveDocuments``, ``pi/reloadDocuments``, ``workspace/configuration`` and
 ``window/showMessageRequest``. Everything the server sent is recorded for assertions and the demo
 log: ``apply_edits`` (raw JSON params, camelCase), ``save_requests``, ``reload_requests``,
 ``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``.
 
 The quirk profiles (``vscode``, ``neovim``, ``eglot``) are described in
-:mod:`pi_lsp.editor.fake_profiles`.
+:mod:`pi_lsp.demo.fake_profiles`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pygls.exceptions import JsonRpcInternalError
 from pygls.lsp.client import LanguageClient
 
 import pi_lsp
-from pi_lsp.editor.fake_buffers import Buffer, BufferSet, EditRefused, StaleVersion, uri_of
-from pi_lsp.editor.fake_profiles import (
+from pi_lsp.demo.fake_buffers import Buffer, BufferSet, EditRefused, StaleVersion, uri_of
+from pi_lsp.demo.fake_profiles import (
     ALL_PI_FEATURES,
     PROFILES,
     StaleReply,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pi_lsp.tools.line_diff import Part, diff_lines
+from pi_lsp.tools.text.line_diff import Part, diff_lines
 
 CONTEXT_LINES = 4
 """Context lines around each change, in the display diff and the patch (Pi's value)."""

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 from pi_lsp.agent.tool import ToolError
-from pi_lsp.tools.os_errors import node_error
+from pi_lsp.tools.file_io.os_errors import node_error
 
 
 class NotRegularFileError(ToolError):

@@ -1,4 +1,4 @@
-"""The client profiles of :class:`~pi_lsp.editor.fake_editor.FakeEditor`: capabilities and quirks.
+"""The client profiles of :class:`~pi_lsp.demo.fake_editor.FakeEditor`: capabilities and quirks.
 
 Each profile reproduces what real-clients.md measured for a real editor (behaviour matrix):
 

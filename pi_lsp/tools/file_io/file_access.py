@@ -1,7 +1,7 @@
 """The ``FileAccess`` seam: how read, edit and write reach file contents (design.md section 1).
 
 Tools never open files for read/edit/write themselves; they call a :class:`FileAccess`. The
-filesystem implementation (:class:`pi_lsp.tools.local_files.LocalFileAccess`) is used by
+filesystem implementation (:class:`pi_lsp.tools.file_io.local_files.LocalFileAccess`) is used by
 ``pi-lsp exec``; the editor bridge provides ``EditorFileAccess``, which reads open buffers and turns
 writes into ``workspace/applyEdit``. No tool knows which one it has.
 

@@ -1,4 +1,4 @@
-"""The buffers of :class:`~pi_lsp.editor.fake_editor.FakeEditor`: what a well-behaved editor holds.
+"""The buffers of :class:`~pi_lsp.demo.fake_editor.FakeEditor`: what a well-behaved editor holds.
 
 No I/O with the server here, only buffer state and the rules a real editor applies (measured in
 real-clients.md): LSP line rules (:mod:`pi_lsp.editor.positions`), columns in the negotiated

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from pi_lsp.agent.tool import ToolContext, ToolResult
-from pi_lsp.tools.output_buffer import OutputBuffer, OutputSnapshot
+from pi_lsp.tools.shell.output_buffer import OutputBuffer, OutputSnapshot
 
 
 class UpdateThrottle:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from pi_lsp.agent.tool import ToolError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pi_lsp.tools.processes import ProcessRegistry
+    from pi_lsp.tools.shell.processes import ProcessRegistry
 
 RG_UNAVAILABLE_MESSAGE = "ripgrep (rg) is not available and could not be downloaded"
 """The peer's text when no ``rg`` binary can be found (pi-behaviour.md 2.5)."""

@@ -15,8 +15,8 @@ Each run:
 - builds the system prompt per turn from the active tools and ``AGENTS.md`` in the working
   directory (read at the start of the run, from disk);
 - sends every event as ``pi/event {sessionId, event}`` through an
-  :class:`~pi_lsp.event_relay.EventRelay` (bounded payloads, coalesced tool updates);
-- journals the messages (:mod:`pi_lsp.session_journal`).
+  :class:`~pi_lsp.daemon.event_relay.EventRelay` (bounded payloads, coalesced tool updates);
+- journals the messages (:mod:`pi_lsp.daemon.session_journal`).
 
 A ``sessionId`` that names no live session continues the journaled one when its journal exists,
 else starts a new session with that id; no ``sessionId`` starts a new session.
@@ -33,11 +33,11 @@ from pi_lsp.agent.loop import LoopConfig
 from pi_lsp.agent.session import AgentSession, SessionBusy
 from pi_lsp.agent.system_prompt import ContextFile, build_system_prompt, prompt_tool
 from pi_lsp.agent.tool import AbortSignal
-from pi_lsp.event_relay import EventRelay
+from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.llm.provider import ProviderSettings
-from pi_lsp.session_journal import SessionJournal, load_messages, valid_session_id
-from pi_lsp.settings import Settings
-from pi_lsp.tool_host import ToolHost
+from pi_lsp.daemon.session_journal import SessionJournal, load_messages, valid_session_id
+from pi_lsp.daemon.settings import Settings
+from pi_lsp.daemon.tool_host import ToolHost
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class AgentSessions:
     """Every agent session of the daemon (see the module docstring).
 
     ``send`` delivers the params of one ``pi/event`` notification; ``journal_dir`` overrides the
-    journal folder (default: :func:`pi_lsp.session_journal.sessions_dir`).
+    journal folder (default: :func:`pi_lsp.daemon.session_journal.sessions_dir`).
     """
 
     def __init__(self, send: Send, journal_dir: Path | None = None) -> None:

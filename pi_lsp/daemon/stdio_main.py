@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     _setup_logging(args.log_file, args.verbose)
     proto_in, proto_out = _claim_stdio()
 
-    from pi_lsp.server import create_server
-    from pi_lsp.tools.processes import become_child_subreaper
+    from pi_lsp.daemon.server import create_server
+    from pi_lsp.tools.shell.processes import become_child_subreaper
 
     become_child_subreaper()
     server = create_server()
@@ -115,7 +115,7 @@ def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
 
 
 async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
-    """Serve ``server`` (a :class:`~pi_lsp.server.PiLanguageServer`) over a binary stream pair.
+    """Serve ``server`` (a :class:`~pi_lsp.daemon.server.PiLanguageServer`) over a binary stream pair.
 
     Returns when ``exit`` arrives or ``reader`` reaches end of file, after ending the session.
     """

@@ -19,11 +19,11 @@ from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
 from pi_lsp.editor.file_access import EditorFileAccess
 from pi_lsp.editor.unsaved_notice import UnsavedFilesHook
-from pi_lsp.settings import Settings
+from pi_lsp.daemon.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.processes import ProcessRegistry
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.shell.processes import ProcessRegistry
 
 logger = logging.getLogger(__name__)
 

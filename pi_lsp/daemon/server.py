@@ -4,7 +4,7 @@
 place: the lifecycle (``initialize``, ``initialized``, ``shutdown``, ``exit``), document sync into
 pi-lsp's own :class:`~pi_lsp.editor.documents.DocumentStore` (pygls's text documents split lines on
 ``\\f``, U+2028 and more, so they are bypassed), settings, workspace folders, and the ``pi/*``
-methods of :mod:`pi_lsp.rpc`. Handlers never block the event loop: tool calls are ``async`` and
+methods of :mod:`pi_lsp.daemon.rpc`. Handlers never block the event loop: tool calls are ``async`` and
 everything they wait for is awaited.
 
 ``$/cancelRequest`` of a tool call aborts the call's :class:`AbortSignal` instead of cancelling the
@@ -26,17 +26,18 @@ from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from pi_lsp import __version__, rpc
+from pi_lsp import __version__
+from pi_lsp.daemon import rpc
 from pi_lsp.agent.session import SessionBusy
 from pi_lsp.agent.tool import AbortSignal
-from pi_lsp.agent_sessions import AgentSessions
+from pi_lsp.daemon.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
-from pi_lsp.event_relay import EventRelay
+from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.policy.approvals import ANSWERS, ApprovalPolicy, ApprovalRequest, ApprovalUnavailable, log_decision
-from pi_lsp.session_journal import SessionJournal
-from pi_lsp.settings import Settings, parse_settings
-from pi_lsp.tool_host import ToolHost
+from pi_lsp.daemon.session_journal import SessionJournal
+from pi_lsp.daemon.settings import Settings, parse_settings
+from pi_lsp.daemon.tool_host import ToolHost
 
 logger = logging.getLogger(__name__)
 

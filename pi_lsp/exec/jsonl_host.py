@@ -52,8 +52,8 @@ from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
 from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.local_files import LocalFileAccess
-from pi_lsp.tools.processes import ProcessRegistry, become_child_subreaper
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.shell.processes import ProcessRegistry, become_child_subreaper
 
 logger = logging.getLogger(__name__)
 

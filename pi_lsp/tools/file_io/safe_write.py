@@ -13,7 +13,7 @@
    bytes are written back, so the file ends identical whenever the disk allows it.
 
 Errors are :class:`OSError` whose ``filename`` is the path the caller gave (directories for
-``mkdir`` failures); each is tagged with its syscall (:func:`~pi_lsp.tools.os_errors.tag_syscall`)
+``mkdir`` failures); each is tagged with its syscall (:func:`~pi_lsp.tools.file_io.os_errors.tag_syscall`)
 so the tool can print it in Node's words.
 """
 
@@ -25,8 +25,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from pi_lsp.tools.os_errors import node_error, tag_syscall
-from pi_lsp.tools.regular_files import refuse_special
+from pi_lsp.tools.file_io.os_errors import node_error, tag_syscall
+from pi_lsp.tools.file_io.regular_files import refuse_special
 
 _TEMP_SUFFIX = ".pi-tmp"
 
@@ -147,7 +147,7 @@ def write_file_safely(path: Path, data: bytes) -> None:
     Creates missing parent directories. Raises :class:`OSError`: ``EISDIR`` for a directory,
     ``EACCES`` for a file the process may not write, ``ELOOP`` for a symlink loop, ``EEXIST`` /
     ``ENOTDIR`` when a parent is a file, ``ENOSPC``/``EIO`` from the disk; and
-    :class:`~pi_lsp.tools.regular_files.NotRegularFileError` for an existing device, FIFO or socket
+    :class:`~pi_lsp.tools.file_io.regular_files.NotRegularFileError` for an existing device, FIFO or socket
     (never opened). On any failure the old
     file is byte-identical and no temp file is left behind.
     """

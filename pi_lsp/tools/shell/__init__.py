@@ -1,0 +1,1 @@
+"""The shell side the tools share: process supervision, bounded output buffers, throttled updates."""
