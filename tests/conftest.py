@@ -15,6 +15,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """Every daemon the suite starts announces its private socket in a runtime directory of this
     run (mode 0700), never in the user's own, so tests and a user's editors never meet."""
     os.environ["PI_LSP_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="pi-lsp-test-runtime-")
+    # session and change journals of the suite's daemons stay out of the user's data folder
+    os.environ.setdefault("PI_LSP_SESSIONS_DIR", tempfile.mkdtemp(prefix="pi-lsp-test-sessions-"))
 
 
 @pytest.fixture(scope="session")

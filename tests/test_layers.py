@@ -26,8 +26,9 @@ INTERNAL: dict[str, set[str]] = {
     "policy": {"policy", "tools", "agent", "llm"},
     "editor": {"editor", "tools", "agent", "llm"},
     # the faces (design.md section 9): each looks down on the core, never at another face
+    "changes": {"changes", "tools", "agent", "llm"},
     "ipc": {"ipc"},
-    "daemon": {"daemon", "ipc", "editor", "policy", "tools", "agent", "llm", "__init__"},
+    "daemon": {"daemon", "ipc", "changes", "editor", "policy", "tools", "agent", "llm", "__init__"},
     "exec": {"exec", "policy", "tools", "agent", "llm", "__init__"},
     "mcp": {"mcp", "ipc", "exec", "policy", "tools", "agent", "llm", "__init__"},
     "demo": {"demo", "daemon", "editor", "llm", "agent", "__init__"},
@@ -45,6 +46,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "policy": {"pydantic", "pathspec"},
     "editor": {"pydantic", "pygls", "lsprotocol", "cattrs"},
     "ipc": set(),
+    "changes": {"pydantic"},
     "daemon": {"pydantic", "pygls", "lsprotocol", "cattrs", "platformdirs"},
     "exec": {"pydantic"},
     "mcp": {"pydantic", "mcp", "mcp_types", "anyio"},

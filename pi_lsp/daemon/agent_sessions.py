@@ -166,7 +166,8 @@ class AgentSessions:
         )
         try:
             result = await session.prompt(
-                text, config, signal=signal, on_event=relay, on_message=journal.message
+                text, config, signal=signal, on_event=host.track_turns(relay, session.id),
+                on_message=journal.message,
             )
         finally:
             self.active = None

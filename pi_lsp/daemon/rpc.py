@@ -16,6 +16,7 @@ from typing import Any, get_args
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.uris import to_fs_path
 
 from pi_lsp.agent.tool import describe_tool
 from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
@@ -33,6 +34,9 @@ RELOAD_DOCUMENTS = "pi/reloadDocuments"
 
 PROMPT = "pi/prompt"
 ABORT = "pi/abort"
+CHANGES = "pi/changes"
+REVERT_CHANGES = "pi/revertChanges"
+KEEP_CHANGES = "pi/keepChanges"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""
@@ -206,6 +210,35 @@ def parse_abort(params: Any) -> str | None:
     if session_id is not None and not isinstance(session_id, str):
         raise invalid_params(ABORT, "sessionId must be a string when given")
     return session_id
+
+
+def parse_changes(params: Any) -> tuple[str, int | None]:
+    """``pi/changes {sessionId, turn?}``: the session id and the turn (``None``: the whole session)."""
+    session_id, turn, _, _ = parse_revert_changes(params, method=CHANGES)
+    return session_id, turn
+
+
+def parse_revert_changes(
+    params: Any, method: str = REVERT_CHANGES
+) -> tuple[str, int | None, list[str] | None, list[str] | None]:
+    """``{sessionId, turn?, files?, hunks?}`` of ``pi/revertChanges`` / ``pi/keepChanges``:
+    ``sessionId`` a string, ``turn`` a non-negative integer, ``files`` absolute paths or file
+    URIs, ``hunks`` hunk ids. InvalidParams otherwise."""
+    obj = _object(method, params)
+    session_id = obj.get("sessionId")
+    if not isinstance(session_id, str) or not session_id:
+        raise invalid_params(method, '"sessionId" must be a non-empty string')
+    turn = obj.get("turn")
+    if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
+        raise invalid_params(method, '"turn" must be a non-negative integer')
+    lists: list[list[str] | None] = []
+    for key in ("files", "hunks"):
+        value = obj.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise invalid_params(method, f'"{key}" must be an array of strings')
+        lists.append(value)
+    files = [to_fs_path(f) if f.startswith("file:") else f for f in lists[0]] if lists[0] is not None else None
+    return session_id, turn, files, lists[1]
 
 
 def request_failed(method: str, message: str) -> JsonRpcException:

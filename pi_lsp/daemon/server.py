@@ -34,6 +34,7 @@ from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
+from pi_lsp.changes.revert import change_set, revert
 from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.daemon.external_socket import ExternalHandlers, ExternalSocket
 from pi_lsp.policy.approvals import ANSWERS, ApprovalPolicy, ApprovalRequest, ApprovalUnavailable, log_decision
@@ -425,6 +426,28 @@ def create_server() -> PiLanguageServer:
                 raise rpc.request_failed(rpc.PROMPT, str(exc)) from exc
             except ValueError as exc:
                 raise rpc.invalid_params(rpc.PROMPT, str(exc)) from exc
+
+    # Review and rewind (issue 18): the change journal of a session.
+    @server.feature(rpc.CHANGES)
+    async def changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        session_id, turn = rpc.parse_changes(params)
+        host = ls.require_host()
+        entries = await change_set(host.changes, host.files, session_id, turn)
+        return {"sessionId": session_id, "turn": turn, "currentTurn": host.changes.current_turn(session_id),
+                "files": [entry.to_wire() for entry in entries]}
+
+    @server.feature(rpc.REVERT_CHANGES)
+    async def revert_changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        session_id, turn, files, hunks = rpc.parse_revert_changes(params)
+        host = ls.require_host()
+        report = await revert(host.changes, host.files, session_id, turn=turn, file_paths=files, hunk_ids=hunks)
+        return report.to_wire()
+
+    @server.feature(rpc.KEEP_CHANGES)
+    def keep_changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        session_id, _, _, hunks = rpc.parse_revert_changes(params, method=rpc.KEEP_CHANGES)
+        ls.require_host().changes.mark(session_id, "kept", hunks or [])
+        return {"kept": hunks or []}
 
     @server.feature(rpc.ABORT)
     def abort(ls: PiLanguageServer, params: Any) -> None:

@@ -46,6 +46,17 @@ class ApprovalsSection(_Section):
     fallback: Literal["allow", "deny"] = "deny"
 
 
+class ChangesSection(_Section):
+    """``pi.changes`` (issue 18): the change journal's budget for before-contents, in bytes.
+
+    A file over ``maxFileBytes``, or one that would take the session's store over
+    ``maxTotalBytes``, is recorded as not restorable.
+    """
+
+    max_file_bytes: int = Field(8 << 20, ge=0)
+    max_total_bytes: int = Field(512 << 20, ge=0)
+
+
 class Settings(_Section):
     """Every ``pi.*`` setting with its default.
 
@@ -61,6 +72,7 @@ class Settings(_Section):
     edit: EditSection = Field(default_factory=EditSection)
     bash: BashSection = Field(default_factory=BashSection)
     approvals: ApprovalsSection = Field(default_factory=ApprovalsSection)
+    changes: ChangesSection = Field(default_factory=ChangesSection)
     protected_paths: list[str] = Field(default_factory=list)
     max_retries: int = Field(3, ge=0)
     backoff_initial_seconds: float = Field(1.0, ge=0)

@@ -8,13 +8,21 @@ the folder (design.md section 5, Lifecycle).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.pipeline import ToolPipeline
+from pi_lsp.changes.blobs import BlobStore
+from pi_lsp.changes.journal import ChangeJournal
+from pi_lsp.changes.journaling_files import JournalingFileAccess
+from pi_lsp.changes.workspace_scan import BashChangesHook, WorkspaceScanner
+from pi_lsp.daemon.session_journal import sessions_dir
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
 from pi_lsp.editor.file_access import EditorFileAccess
@@ -51,9 +59,14 @@ class ToolHost:
         self.editor_settings = _editor_settings(settings)
         self.files = EditorFileAccess(self.store, connection, self.editor_settings, LocalFileAccess())
         cwd = Path(folders[0]) if folders else Path.cwd()
+        # one change journal per workspace (the session "external" of each workspace is its own)
+        workspace_key = hashlib.sha256(str(cwd.resolve()).encode()).hexdigest()[:16]
+        self.changes = ChangeJournal(
+            sessions_dir() / "changes" / workspace_key, BlobStore(sessions_dir() / "blobs" / workspace_key)
+        )
         self.env = ToolEnvironment(
             cwd=cwd,
-            files=self.files,
+            files=JournalingFileAccess(self.files, self.changes),
             temp_dir=self.temp_dir,
             workspace_folders=[Path(f) for f in folders] or [cwd],
             processes=self.processes,
@@ -64,8 +77,21 @@ class ToolHost:
         self.pipeline = ToolPipeline(tools, active=[n for n in DEFAULT_ACTIVE_TOOLS if n in known])
         # design.md section 4 step 7: reload after bash, the unsaved-files notice on bash/grep/find
         self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd))
+        # issue 18: what bash changed in the workspace goes into the change journal
+        bash_changes = BashChangesHook(WorkspaceScanner(self.changes, lambda: list(self.env.workspace_folders)))
+        self.pipeline.add_before_hook(bash_changes.before)
+        self.pipeline.add_after_hook(bash_changes.after)
         self._closed = False
         self.apply_settings(settings)
+
+    def track_turns(self, sink: EventSink, session_id: str) -> EventSink:
+        """``sink`` plus turn bookkeeping: each ``turn_start`` of ``session_id`` begins a turn in the
+        change journal, so its changes can be reviewed and reverted per turn."""
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "turn_start":
+                self.changes.begin_turn(session_id)
+            sink(event)
+        return on_event
 
     def apply_settings(self, settings: Settings) -> list[str]:
         """Take new settings; return messages about values that could not be applied.
@@ -76,6 +102,8 @@ class ToolHost:
         self.editor_settings = _editor_settings(settings)
         _set_editor_settings(self.files, self.editor_settings)
         self.env.settings.bash_timeout_seconds = settings.bash.timeout_seconds
+        self.changes.blobs.max_file_bytes = settings.changes.max_file_bytes
+        self.changes.blobs.max_total_bytes = settings.changes.max_total_bytes
         if settings.active_tools is not None:
             try:
                 self.pipeline.set_active(settings.active_tools)

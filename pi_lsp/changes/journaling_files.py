@@ -1,0 +1,58 @@
+"""``JournalingFileAccess``: the ``FileAccess`` seam that records every write in the change journal.
+
+It wraps the real ``FileAccess`` (the editor's or the filesystem's): a write by ``edit`` or ``write``
+is recorded with the bytes it started from (the snapshot the tool read, or the current content for
+a blind ``write``; nothing when the file did not exist) and the bytes written, under the tool
+call's session and the session's current turn. Reads and access checks pass through unchanged.
+A failed write records nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+from pi_lsp.agent.tool import ToolContext
+from pi_lsp.changes.journal import ChangeJournal
+from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
+
+
+class JournalingFileAccess:
+    """A :class:`FileAccess` that journals writes; every other attribute is the wrapped one's."""
+
+    def __init__(self, inner: FileAccess, journal: ChangeJournal) -> None:
+        self.inner = inner
+        self.journal = journal
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    async def access(self, path: Path, *, write: bool = False) -> None:
+        await self.inner.access(path, write=write)
+
+    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+        return await self.inner.read(path, ctx)
+
+    async def write(
+        self, path: Path, data: bytes, *, previous: FileSnapshot | None, label: str,
+        ctx: ToolContext | None = None,
+    ) -> WriteReport:
+        if ctx is None:  # not a tool call (a revert): nothing to journal
+            return await self.inner.write(path, data, previous=previous, label=label, ctx=ctx)
+        before: bytes | None
+        if previous is not None:
+            before = previous.data
+        else:
+            try:
+                before = (await self.inner.read(path, ctx)).data
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                    raise
+                before = None
+        before_digest = self.journal.digest(before)
+        report = await self.inner.write(path, data, previous=previous, label=label, ctx=ctx)
+        tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+        self.journal.record(
+            ctx.session_id, ctx.tool_call_id, tool, path, before_digest, self.journal.digest(data)
+        )
+        return report
