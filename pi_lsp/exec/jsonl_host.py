@@ -18,8 +18,9 @@ answer is flushed as soon as it is written.
 
 At end of input it finishes the running line, ends every process group the tools started (it is a
 child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
-(bash spill files) and exits 0. SIGINT/SIGTERM abort the running line (its calls still get their
-``Operation aborted`` results), then the same clean-up, exit status 130/143.
+(bash spill files) and exits 0. SIGINT/SIGTERM/SIGHUP abort the running line (its calls still get
+their ``Operation aborted`` results), then the same clean-up, exit status 130/143/129. At start it
+cleans what killed pi-lsp processes left (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 ``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
 every registered tool). ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
@@ -38,26 +39,25 @@ import gc
 import json
 import logging
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
 from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
-from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
-from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
-from pi_lsp.tools.environment import ToolEnvironment
-from pi_lsp.tools.file_io.local_files import LocalFileAccess
-from pi_lsp.tools.shell.processes import ProcessRegistry, become_child_subreaper
+from pi_lsp.policy.approvals import log_decision
+from pi_lsp.tools.leftovers import clean_leftovers
+from pi_lsp.tools.shell.processes import become_child_subreaper
 
 logger = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 1 << 16
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Signals that abort the running line and end the session cleanly (exit status 128 + signal)."""
 NOT_A_CALL = (
     'Invalid input line: expected {"toolCall": {"id", "name", "arguments"}}, a bare tool call '
     '{"id", "name", "arguments"} or {"toolCalls": [...], "stopReason": ...}'
@@ -206,18 +206,6 @@ def _log_decision(entry: dict[str, Any]) -> None:
     log_decision(logger, entry)
 
 
-def _active_names(spec: str | None, known: list[str]) -> list[str]:
-    if spec is None:
-        return [name for name in DEFAULT_ACTIVE_TOOLS if name in known]
-    if spec.strip() == "all":
-        return list(known)
-    names = [name.strip() for name in spec.split(",") if name.strip()]
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise SystemExit(f"pi-lsp exec: unknown tools: {', '.join(unknown)} (known: {', '.join(known)})")
-    return names
-
-
 async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     """Serve stdin until it ends; returns the exit status.
 
@@ -226,8 +214,6 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     """
     loop = asyncio.get_running_loop()
     subreaper = become_child_subreaper()
-    temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-exec-"))
-    processes = ProcessRegistry()
     stopped: list[int] = []
     status = 0
     session = AbortSignal()
@@ -236,20 +222,14 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
         stopped.append(signum)
         session.abort(f"signal {signum}")
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
+    tools = LocalToolSession(
+        cwd, tools_spec=tools_spec, approvals=approvals, journal=_log_decision,
+        reason=f"pi-lsp exec has no editor to ask (--approvals {approvals})",
+    )
+    pipeline = tools.pipeline
     try:
-        env = ToolEnvironment(
-            cwd=cwd, files=LocalFileAccess(), temp_dir=temp_dir, workspace_folders=[cwd], processes=processes
-        )
-        tools = create_tools(env)
-        pipeline = ToolPipeline(tools, active=_active_names(tools_spec, [t.name for t in tools]))
-        policy = ApprovalPolicy(
-            env, [t.name for t in tools], journal=_log_decision,
-            unavailable_reason=f"pi-lsp exec has no editor to ask (--approvals {approvals})",
-        )
-        policy.configure(fallback="allow" if approvals == "allow" else "deny")
-        pipeline.add_before_hook(policy, first=True)
         reader = LineReader(loop, sys.stdin.fileno())
         session.on_abort(reader.stop)
         out = sys.stdout.buffer
@@ -264,10 +244,9 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
                 status = 1
                 break
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-        await processes.end_all(include_children=subreaper)
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        await tools.close(include_children=subreaper)
     return 128 + stopped[0] if stopped else status
 
 
@@ -285,10 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     # Everything imported so far lives until exit: keep it out of every garbage collection,
     # including the full one at interpreter exit (about a fifth of a short run's CPU time).
     gc.freeze()
+    clean_leftovers()
     try:
         return asyncio.run(serve(cwd, options.tools, options.approvals))
-    except SystemExit as exc:
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-            return 2
-        raise
+    except KeyboardInterrupt:  # Ctrl-C before the handlers were installed or after they were removed
+        return 128 + signal.SIGINT
+    except UnknownTools as exc:
+        print(f"pi-lsp exec: {exc}", file=sys.stderr)
+        return 2

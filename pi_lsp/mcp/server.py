@@ -20,6 +20,7 @@ import asyncio
 import itertools
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,11 @@ from mcp.server.stdio import stdio_server
 from pi_lsp import __version__
 from pi_lsp.mcp.backends import Backend, open_backend
 from pi_lsp.mcp.tool_hints import hints_for
+from pi_lsp.tools.leftovers import clean_leftovers
 
 logger = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 INSTRUCTIONS = (
     "pi-lsp's coding tools (read, bash, edit, write, grep, find, ls as configured) for this workspace. "
@@ -105,7 +109,20 @@ def _spawn(coro: Any) -> None:
 
 async def serve(cwd: Path, *, editor: str | None, tools_spec: str | None, approvals: str,
                 connect_timeout_seconds: float) -> int:
-    """Serve MCP on stdio until the client closes it; returns the exit status."""
+    """Serve MCP on stdio until the client closes it; returns the exit status (128 + the signal
+    when SIGTERM, SIGHUP or SIGINT ended it: the tools' processes and temp folder are cleaned up
+    either way)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    stopped: list[int] = []
+
+    def stop(signum: int) -> None:
+        stopped.append(signum)
+        if task is not None:
+            task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
     backend = await open_backend(
         cwd, editor=editor, tools_spec=tools_spec, approvals=approvals,
         connect_timeout_seconds=connect_timeout_seconds,
@@ -119,9 +136,14 @@ async def serve(cwd: Path, *, editor: str | None, tools_spec: str | None, approv
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
     finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
         await backend.close()
-    return 0
+    return 128 + stopped[0] if stopped else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cwd.is_dir():
         print(f"pi-lsp mcp: --cwd {cwd} is not a directory", file=sys.stderr)
         return 2
+    clean_leftovers()
     try:
         return anyio.run(lambda: serve(
             cwd, editor=options.editor, tools_spec=options.tools, approvals=options.approvals,

@@ -105,3 +105,46 @@ def test_bad_options_exit_2(tmp_path: Path) -> None:
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def test_sigterm_ends_running_commands_and_the_temp_folder(tmp_path: Path) -> None:
+    import signal as signals
+    import sys
+
+    from tests.e2e.daemon_support import server_env
+
+    marker = f"pi-lsp-mcp-term-{os.getpid()}-{time.monotonic_ns()}"
+    script = (
+        "import anyio, os, sys\n"
+        "from mcp.client.stdio import stdio_client, StdioServerParameters\n"
+        "from mcp.client.session import ClientSession\n"
+        "async def main():\n"
+        f"    p = StdioServerParameters(command=sys.executable, args=['-m', 'pi_lsp', 'mcp', '--cwd', {str(tmp_path)!r}])\n"
+        "    async with stdio_client(p) as (r, w):\n"
+        "        async with ClientSession(r, w) as s:\n"
+        "            await s.initialize()\n"
+        "            await s.call_tool('bash', {'command': \"bash -c 'sleep 300; true' \" + os.environ['MARK']})\n"
+        "anyio.run(main)\n"
+    )
+    temp_root = tmp_path / "tmp"
+    temp_root.mkdir()
+    client = subprocess.Popen([sys.executable, "-c", script], env=server_env(TMPDIR=str(temp_root), MARK=marker),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):
+            if _running(marker):
+                break
+            time.sleep(0.05)
+        assert _running(marker)
+        server = subprocess.run(["pgrep", "-f", "pi_lsp mcp --cwd " + str(tmp_path)], capture_output=True, text=True)
+        for pid in server.stdout.split():
+            os.kill(int(pid), signals.SIGTERM)
+        for _ in range(200):
+            if not _running(marker):
+                break
+            time.sleep(0.05)
+        assert not _running(marker), "SIGTERM left the bash command running"
+        assert not [p for p in temp_root.iterdir() if p.name.startswith("pi-lsp-mcp-")]
+    finally:
+        client.kill()
+        client.wait()
