@@ -217,7 +217,10 @@ class StreamingHttpProvider:
             write=s.read_timeout_seconds, pool=s.connect_timeout_seconds,
         )
 
-    def _backoff(self, attempt: int, headers: httpx.Headers | None) -> float:
+    def backoff(self, attempt: int, headers: httpx.Headers | None) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (0-based): ``Retry-After`` when
+        ``headers`` carry it (raising :class:`Failed` when longer than
+        ``retry_after_max_seconds``), else the doubling backoff."""
         s = self.settings
         asked = parse_retry_after(headers) if headers is not None else None
         if asked is not None:
@@ -229,12 +232,18 @@ class StreamingHttpProvider:
             return asked
         return min(s.backoff_max_seconds, s.backoff_initial_seconds * (2**attempt))
 
-    async def open(self, body: bytes, watch: CancelWatch) -> httpx.Response:
-        """POST ``body`` with retries; return a 2xx streaming response or raise :class:`Failed` /
-        :class:`Aborted`."""
+    async def open(
+        self, body: bytes, watch: CancelWatch, *, first_attempt: int = 0
+    ) -> tuple[httpx.Response, int]:
+        """POST ``body`` with retries; return a 2xx streaming response and the attempt it took
+        (0-based), or raise :class:`Failed` / :class:`Aborted`.
+
+        ``first_attempt``: attempts already spent on this request (a provider that retries a
+        stream which failed before any content passes them, so ``max_retries`` bounds the total).
+        """
         headers = self._headers()
         attempts = self.settings.max_retries + 1
-        for attempt in range(attempts):
+        for attempt in range(min(first_attempt, attempts - 1), attempts):
             last = attempt == attempts - 1
             request = self._client.build_request(
                 "POST", self.url, content=body, headers=headers, timeout=self._timeout()
@@ -245,12 +254,12 @@ class StreamingHttpProvider:
                 text = transport_text(exc, self.url, self.settings)
                 if last:
                     raise Failed(text + (f" (after {attempts} attempts)" if attempts > 1 else ""))
-                delay = self._backoff(attempt, None)
+                delay = self.backoff(attempt, None)
                 log.warning("%s; retrying in %.3g s (attempt %d of %d)", text, delay, attempt + 2, attempts)
                 await watch.sleep(delay)
                 continue
             if response.status_code < 300:
-                return response
+                return response, attempt
             try:
                 error_body = await watch.run(self._read_limited(response))
             except httpx.TransportError:
@@ -264,7 +273,7 @@ class StreamingHttpProvider:
             retryable = should_retry(response.status_code, response.headers)
             if last or not retryable:
                 raise Failed(text + (f" (after {attempts} attempts)" if retryable and attempts > 1 else ""))
-            delay = self._backoff(attempt, response.headers)
+            delay = self.backoff(attempt, response.headers)
             log.warning("%s; retrying in %.3g s (attempt %d of %d)", text, delay, attempt + 2, attempts)
             await watch.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover

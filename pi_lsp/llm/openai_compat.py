@@ -74,7 +74,7 @@ class OpenAICompatProvider(StreamingHttpProvider):
         aborted = False
         response: httpx.Response | None = None
         try:
-            response = await self.open(build_request_body(context, self.settings, provider_name=self.provider_name), watch)
+            response, _ = await self.open(build_request_body(context, self.settings, provider_name=self.provider_name), watch)
             yield StartEvent()
             if "application/json" in response.headers.get("content-type", ""):
                 # a server that ignored stream:true answers with one completion object

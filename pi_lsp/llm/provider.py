@@ -61,7 +61,10 @@ class ProviderSettings(BaseModel):
       request with an error that names the wait instead of sleeping that long.
     - ``connect_timeout_seconds``; ``read_timeout_seconds`` (the longest silence between two
       received chunks, so a stalled stream fails instead of hanging).
-    - ``max_tokens``, ``temperature``: sent only when set.
+    - ``max_tokens``, ``temperature``: sent only when set (Anthropic's Messages API requires
+      ``max_tokens``; its provider sends :data:`ANTHROPIC_DEFAULT_MAX_TOKENS` when unset).
+    - ``thinking_budget``: Anthropic extended thinking, ``budget_tokens`` (at least 1024, the API's
+      minimum); ``None`` or 0 is off. The OpenAI-compatible provider ignores it.
     - ``supports_images``: whether the model accepts images; otherwise images are replaced by a
       text placeholder, as Pi does for text-only models.
     """
@@ -79,7 +82,12 @@ class ProviderSettings(BaseModel):
     read_timeout_seconds: float = Field(default=120.0, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
+    thinking_budget: int | None = Field(default=None, ge=0)
     supports_images: bool = True
+
+
+ANTHROPIC_DEFAULT_MAX_TOKENS = 16384
+"""``max_tokens`` sent to Anthropic when ``maxTokens`` is not set (the API has no default)."""
 
 
 @runtime_checkable
