@@ -9,9 +9,11 @@ Each run:
 
 - ends at once with ``stopReason: "error"`` when ``pi.baseUrl`` or ``pi.model`` is not set
   (there is no default endpoint or model);
-- builds the provider from the ``pi`` settings (``baseUrl``, ``model``, ``apiKeyEnv``, retries,
-  backoff and timeouts; :class:`~pi_lsp.llm.openai_compat.OpenAICompatProvider`, imported only
-  when a prompt arrives, so the daemon starts without httpx) and closes it afterwards;
+- builds the provider from the ``pi`` settings (``provider``, ``baseUrl``, ``model``,
+  ``apiKeyEnv``, ``maxTokens``, ``thinking``, retries, backoff and timeouts;
+  :class:`~pi_lsp.llm.openai_compat.OpenAICompatProvider` or
+  :class:`~pi_lsp.llm.anthropic.AnthropicProvider`, imported only when a prompt arrives, so the
+  daemon starts without httpx) and closes it afterwards;
 - builds the system prompt per turn from the active tools and ``AGENTS.md`` in the working
   directory (read at the start of the run, from disk);
 - sends every event as ``pi/event {sessionId, event}`` through an
@@ -34,7 +36,7 @@ from pi_lsp.agent.session import AgentSession, SessionBusy
 from pi_lsp.agent.system_prompt import ContextFile, build_system_prompt, prompt_tool
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.event_relay import EventRelay
-from pi_lsp.llm.provider import ProviderSettings
+from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
 from pi_lsp.daemon.session_journal import SessionJournal, load_messages, valid_session_id
 from pi_lsp.daemon.settings import Settings
 from pi_lsp.daemon.tool_host import ToolHost
@@ -50,7 +52,8 @@ Send = Callable[[dict[str, Any]], None]
 
 def provider_settings(settings: Settings) -> ProviderSettings:
     """The provider's settings from the daemon's ``pi`` settings (unset values keep the
-    provider's defaults)."""
+    provider's defaults; with ``pi.provider`` ``anthropic`` an unset ``baseUrl`` is Anthropic's
+    API and, for it, an unset ``apiKeyEnv`` is ``ANTHROPIC_API_KEY``)."""
     values: dict[str, Any] = {
         "max_retries": settings.max_retries,
         "backoff_initial_seconds": settings.backoff_initial_seconds,
@@ -58,18 +61,36 @@ def provider_settings(settings: Settings) -> ProviderSettings:
         "connect_timeout_seconds": settings.connect_timeout_seconds,
         "read_timeout_seconds": settings.read_timeout_seconds,
         "api_key_env": settings.api_key_env,
+        "max_tokens": settings.max_tokens,
+        "thinking_budget": settings.thinking or None,
     }
     if settings.base_url:
         values["base_url"] = settings.base_url
+    elif settings.provider == "anthropic":
+        values["base_url"] = ANTHROPIC_BASE_URL
+        values["api_key_env"] = settings.api_key_env or ANTHROPIC_API_KEY_ENV
     if settings.model:
         values["model"] = settings.model
     return ProviderSettings(**values)
 
 
+def make_provider(settings: Settings) -> Any:
+    """The provider ``pi.provider`` names, built from :func:`provider_settings` (httpx is imported
+    here, when the first prompt arrives, not at daemon start). Close it with ``aclose()``."""
+    if settings.provider == "anthropic":
+        from pi_lsp.llm.anthropic import AnthropicProvider
+
+        return AnthropicProvider(provider_settings(settings))
+    from pi_lsp.llm.openai_compat import OpenAICompatProvider
+
+    return OpenAICompatProvider(provider_settings(settings))
+
+
 def missing_model_settings(settings: Settings) -> str | None:
-    """Why no model can be called (``pi.baseUrl`` or ``pi.model`` not set; neither has a default,
-    README settings table), or ``None`` when both are set."""
-    missing = [name for name, value in (("pi.baseUrl", settings.base_url), ("pi.model", settings.model)) if not value]
+    """Why no model can be called (``pi.model`` not set, or ``pi.baseUrl`` not set for the
+    ``openai`` provider; README settings table), or ``None`` when the model can be called."""
+    base_url = settings.base_url or (ANTHROPIC_BASE_URL if settings.provider == "anthropic" else None)
+    missing = [name for name, value in (("pi.baseUrl", base_url), ("pi.model", settings.model)) if not value]
     if not missing:
         return None
     return (
@@ -149,9 +170,7 @@ class AgentSessions:
             return {"sessionId": session.id, "stopReason": "error", "errorMessage": missing}
         relay = EventRelay(self._send, session.id)
         journal = SessionJournal(session.id, host.env.cwd, self._journal_dir)
-        from pi_lsp.llm.openai_compat import OpenAICompatProvider
-
-        provider = OpenAICompatProvider(provider_settings(settings))
+        provider = make_provider(settings)
         self.active = session
         cwd = host.env.cwd
         contexts = context_files(cwd)

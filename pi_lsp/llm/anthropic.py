@@ -42,8 +42,6 @@ from pi_lsp.llm.sse import SseDecoder
 log = logging.getLogger(__name__)
 
 ANTHROPIC_VERSION = "2023-06-01"
-ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"
-ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 
 class AnthropicProvider(StreamingHttpProvider):

@@ -86,6 +86,10 @@ class ProviderSettings(BaseModel):
     supports_images: bool = True
 
 
+ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"
+"""Anthropic's API root (``/messages`` is appended)."""
+ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
+"""The variable Anthropic's own tools read the key from."""
 ANTHROPIC_DEFAULT_MAX_TOKENS = 16384
 """``max_tokens`` sent to Anthropic when ``maxTokens`` is not set (the API has no default)."""
 

@@ -103,3 +103,22 @@ def test_provider_settings_come_from_the_pi_settings() -> None:
     assert (provider.max_retries, provider.backoff_initial_seconds, provider.read_timeout_seconds) == (1, 0.01, 5)
     defaults = provider_settings(parse_settings(None)[0])
     assert defaults.base_url.startswith("http://127.0.0.1") and defaults.api_key_env is None
+
+
+def test_anthropic_provider_settings_and_defaults() -> None:
+    from pi_lsp.agent_sessions import make_provider, missing_model_settings
+
+    settings, problems = parse_settings({"provider": "anthropic", "model": "claude-sonnet-4-5", "maxTokens": 4096,
+                                         "thinking": 2048})
+    assert problems == []
+    provider = provider_settings(settings)
+    assert (provider.base_url, provider.api_key_env) == ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY")
+    assert (provider.max_tokens, provider.thinking_budget) == (4096, 2048)
+    assert missing_model_settings(settings) is None
+    assert type(make_provider(settings)).__name__ == "AnthropicProvider"
+    local, _ = parse_settings({"provider": "anthropic", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"})
+    assert provider_settings(local).api_key_env is None
+    bad, problems = parse_settings({"provider": "gemini", "thinking": 500, "maxTokens": 0})
+    assert bad.provider == "openai" and bad.thinking == 0 and bad.max_tokens is None
+    assert len(problems) == 3 and any("at least 1024" in p for p in problems)
+    assert type(make_provider(bad)).__name__ == "OpenAICompatProvider"
