@@ -20,8 +20,12 @@ Each run:
   :class:`~pi_lsp.daemon.event_relay.EventRelay` (bounded payloads, coalesced tool updates);
 - journals the messages (:mod:`pi_lsp.daemon.session_journal`).
 
-A ``sessionId`` that names no live session continues the journaled one when its journal exists,
-else starts a new session with that id; no ``sessionId`` starts a new session.
+A ``sessionId`` that names no live session continues the journaled one when its journal exists
+(resume after a daemon restart: the transcript is rebuilt from the journal, and tool calls the
+stopped daemon left without results get error results, journaled too; approval grants are not
+restored, so a resumed session asks again), else starts a new session with that id; no
+``sessionId`` starts a new session. :meth:`AgentSessions.summaries` lists a workspace's journals
+(``pi/sessions``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,16 @@ from pi_lsp.agent.system_prompt import ContextFile, build_system_prompt, prompt_
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
-from pi_lsp.daemon.session_journal import SessionJournal, load_messages, valid_session_id
+from pi_lsp.daemon.event_relay import EventRelay
+from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
+from pi_lsp.llm.types import to_wire
+from pi_lsp.daemon.session_journal import (
+    SessionJournal,
+    interrupted_results,
+    list_sessions,
+    load_messages,
+    valid_session_id,
+)
 from pi_lsp.daemon.settings import Settings
 from pi_lsp.daemon.tool_host import ToolHost
 
@@ -126,6 +139,7 @@ class AgentSessions:
         self._journal_dir = journal_dir
         self.sessions: dict[str, AgentSession] = {}
         self.active: AgentSession | None = None
+        self._resumed: set[str] = set()
 
     def session(self, session_id: str | None) -> AgentSession:
         """The live session ``session_id``, its journaled transcript, or a new session.
@@ -139,9 +153,17 @@ class AgentSessions:
         elif not valid_session_id(session_id):
             raise ValueError("sessionId must be 1 to 128 letters, digits, '-' or '_'")
         else:
-            session = AgentSession(session_id, load_messages(session_id, self._journal_dir) or [])
+            journaled = load_messages(session_id, self._journal_dir)
+            session = AgentSession(session_id, journaled or [])
+            if journaled is not None:
+                self._resumed.add(session.id)
         self.sessions[session.id] = session
         return session
+
+    def summaries(self, cwd: Path) -> list[dict[str, Any]]:
+        """``pi/sessions``: the journaled sessions of workspace ``cwd``, most recent first (see
+        :func:`~pi_lsp.session_journal.list_sessions`; ``cwd`` is left out of each entry)."""
+        return [{k: v for k, v in s.items() if k != "cwd"} for s in list_sessions(cwd, self._journal_dir)]
 
     async def prompt(
         self,
@@ -170,6 +192,11 @@ class AgentSessions:
             return {"sessionId": session.id, "stopReason": "error", "errorMessage": missing}
         relay = EventRelay(self._send, session.id)
         journal = SessionJournal(session.id, host.env.cwd, self._journal_dir)
+        if session.id in self._resumed:
+            self._resumed.discard(session.id)
+            for result in interrupted_results(session.messages):
+                session.messages.append(result)
+                journal.message(to_wire(result))
         provider = make_provider(settings)
         self.active = session
         cwd = host.env.cwd

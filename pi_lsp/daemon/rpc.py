@@ -33,6 +33,7 @@ RELOAD_DOCUMENTS = "pi/reloadDocuments"
 
 PROMPT = "pi/prompt"
 ABORT = "pi/abort"
+SESSIONS = "pi/sessions"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""
@@ -206,6 +207,11 @@ def parse_abort(params: Any) -> str | None:
     if session_id is not None and not isinstance(session_id, str):
         raise invalid_params(ABORT, "sessionId must be a string when given")
     return session_id
+
+
+def parse_sessions(params: Any) -> None:
+    """``{}`` (or ``null``); anything but an object is InvalidParams."""
+    _object(SESSIONS, params)
 
 
 def request_failed(method: str, message: str) -> JsonRpcException:

@@ -426,6 +426,11 @@ def create_server() -> PiLanguageServer:
             except ValueError as exc:
                 raise rpc.invalid_params(rpc.PROMPT, str(exc)) from exc
 
+    @server.feature(rpc.SESSIONS)
+    def sessions(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        rpc.parse_sessions(params)
+        return {"sessions": ls.agents.summaries(ls.require_host().env.cwd)}
+
     @server.feature(rpc.ABORT)
     def abort(ls: PiLanguageServer, params: Any) -> None:
         try:
