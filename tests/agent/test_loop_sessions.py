@@ -106,7 +106,7 @@ def test_provider_settings_come_from_the_pi_settings() -> None:
 
 
 def test_anthropic_provider_settings_and_defaults() -> None:
-    from pi_lsp.agent_sessions import make_provider, missing_model_settings
+    from pi_lsp.daemon.agent_sessions import make_provider, missing_model_settings
 
     settings, problems = parse_settings({"provider": "anthropic", "model": "claude-sonnet-4-5", "maxTokens": 4096,
                                          "thinking": 2048})

@@ -12,10 +12,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 from pi_lsp.llm.recording import parse_recording
 from pi_lsp.llm.replay import ReplayServer
-from pi_lsp.session_journal import INTERRUPTED_TEXT
+from pi_lsp.daemon.session_journal import INTERRUPTED_TEXT
 from tests.e2e.daemon_support import server_env, server_tmp, wait_until
 
 
