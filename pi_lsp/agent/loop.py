@@ -12,8 +12,15 @@ toolResults}``; the next turn starts with ``turn_start``. The run ends with ``ag
 - a reply has no tool calls (its stop reason: ``stop``, or ``length`` without tool calls);
 - a reply ended with ``error`` or ``aborted``: ``turn_end`` with no results, and its tool calls
   are never executed (the transcript repair drops that message before the next request);
-- ``max_turns`` replies were made and the last one still asked for tools: ``stopReason``
-  ``error`` with :data:`MAX_TURNS_MESSAGE`.
+- ``max_turns`` replies were made and the last one still asked for tools (or steering was
+  waiting): ``stopReason`` ``error`` with :data:`MAX_TURNS_MESSAGE`.
+
+Steering and follow-up (Pi's ``getSteeringMessages``/``getFollowUpMessages``): after each turn's
+tool batch ends (or after a reply without tool calls), :attr:`LoopConfig.steering` is drained; its
+messages are appended (``message_start``/``message_end``) at the start of the next turn, so they go
+with the next request, and a reply without tool calls does not end the run while steering waits.
+When the run would end, :attr:`LoopConfig.follow_up` is drained the same way and the run goes on
+with those messages. Neither is drained once the run is aborted or after a failed reply.
 
 Tool calls run through :meth:`ToolPipeline.execute_batch` with the reply's stop reason, so the
 pipeline applies the ``length`` rule (nothing runs, the model is asked again). Aborting the
@@ -66,7 +73,8 @@ class LoopConfig:
     ``provider`` streams replies; ``pipeline`` holds the tools (its **active** ones are offered and
     callable, read afresh each turn); ``system_prompt`` builds the prompt from them;
     ``max_turns`` >= 1 bounds the model calls of one run; ``session_id`` is handed to tools and
-    hooks.
+    hooks. ``steering`` and ``follow_up`` return (and forget) the messages queued for the next
+    request and for when the run would end (module docstring); ``None`` queues nothing.
     """
 
     provider: Provider
@@ -74,17 +82,21 @@ class LoopConfig:
     system_prompt: SystemPromptFn
     max_turns: int = DEFAULT_MAX_TURNS
     session_id: str = "agent"
+    steering: Callable[[], list[Message]] | None = None
+    follow_up: Callable[[], list[Message]] | None = None
 
 
 @dataclass
 class RunResult:
     """How a run ended: ``stop_reason`` (that of ``agent_end``), ``error_message`` when it failed,
-    ``turns`` (model calls made) and the ``messages`` the run appended, in order."""
+    ``turns`` (model calls made), the ``messages`` the run appended, in order, and the steering or
+    follow-up messages it took but never sent (``undelivered``: the turn limit was reached)."""
 
     stop_reason: StopReason
     error_message: str | None = None
     turns: int = 0
     messages: list[Message] = field(default_factory=list)
+    undelivered: list[Message] = field(default_factory=list)
 
 
 class _Run:
@@ -177,9 +189,12 @@ class _Run:
         for message in prompt:
             self.append(message)
         turns = 0
+        pending: list[Message] = []
         while True:
             if turns > 0:
                 self.emit(events.turn_start())
+            for message in pending:
+                self.append(message)
             turns += 1
             reply = await self.stream_reply()
             if reply.stop_reason in ("error", "aborted"):
@@ -198,10 +213,25 @@ class _Run:
                 for result in results:
                     self.append(result)
             self.emit(events.turn_end(reply, results))
-            if not calls:
-                return self.end(reply.stop_reason, None, turns)
+            pending = self._drain(self.config.steering)
+            if not calls and not pending:
+                pending = self._drain(self.config.follow_up)
+                if not pending:
+                    return self.end(reply.stop_reason, None, turns)
             if turns >= self.config.max_turns:
-                return self.end("error", MAX_TURNS_MESSAGE.format(turns=turns), turns)
+                result = self.end("error", MAX_TURNS_MESSAGE.format(turns=turns), turns)
+                result.undelivered = pending
+                return result
+
+    def _drain(self, source: Callable[[], list[Message]] | None) -> list[Message]:
+        """The queued messages of ``source`` (none once the run was aborted)."""
+        if source is None or self.signal.aborted:
+            return []
+        try:
+            return list(source())
+        except Exception:  # a queue must never break the run
+            logger.exception("reading the queued messages failed")
+            return []
 
 
 async def run_agent(

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.agent.loop import LoopConfig
-from pi_lsp.agent.session import AgentSession, SessionBusy
+from pi_lsp.agent.session import AgentSession, SessionBusy, SessionIdle
 from pi_lsp.agent.system_prompt import ContextFile, build_system_prompt, prompt_tool
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.event_relay import EventRelay
@@ -174,7 +174,9 @@ class AgentSessions:
         settings: Settings,
         signal: AbortSignal | None = None,
     ) -> dict[str, Any]:
-        """Run one prompt to its end: ``{sessionId, stopReason, errorMessage?}``.
+        """Run one prompt to its end: ``{sessionId, stopReason, errorMessage?, undelivered?}``
+        (``undelivered``: the texts of steering and follow-up messages the run ended before
+        sending, so the editor can offer them again).
 
         Raises :class:`SessionBusy` while another run is active, ``ValueError`` for a bad
         ``session_id``. Provider and tool failures end the run (``stopReason`` ``error``), they do
@@ -222,7 +224,19 @@ class AgentSessions:
         reply: dict[str, Any] = {"sessionId": session.id, "stopReason": result.stop_reason}
         if result.error_message is not None:
             reply["errorMessage"] = result.error_message
+        if result.undelivered:
+            reply["undelivered"] = [m.content for m in result.undelivered if isinstance(m.content, str)]
         return reply
+
+    def queue(self, session_id: str, text: str, *, follow_up: bool) -> dict[str, Any]:
+        """``pi/steer`` (``follow_up`` false) or ``pi/followUp``: queue ``text`` in the active run
+        of ``session_id``; ``{queued}`` is how many such messages now wait. Raises
+        :class:`~pi_lsp.agent.session.SessionIdle` when that session has no active run."""
+        session = self.sessions.get(session_id)
+        if session is None or not session.running:
+            raise SessionIdle(f"No run is active in session {session_id}: send the text with pi/prompt instead.")
+        queued = session.follow_up(text) if follow_up else session.steer(text)
+        return {"queued": queued}
 
     def abort(self, session_id: str | None = None) -> bool:
         """Abort the active run (only if it belongs to ``session_id`` when given); ``False`` when

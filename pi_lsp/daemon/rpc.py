@@ -34,6 +34,8 @@ RELOAD_DOCUMENTS = "pi/reloadDocuments"
 PROMPT = "pi/prompt"
 ABORT = "pi/abort"
 SESSIONS = "pi/sessions"
+STEER = "pi/steer"
+FOLLOW_UP = "pi/followUp"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""
@@ -207,6 +209,18 @@ def parse_abort(params: Any) -> str | None:
     if session_id is not None and not isinstance(session_id, str):
         raise invalid_params(ABORT, "sessionId must be a string when given")
     return session_id
+
+
+def parse_queued_message(method: str, params: Any) -> tuple[str, str]:
+    """``{sessionId, text}`` of ``pi/steer`` / ``pi/followUp`` -> (session id, text); both must
+    be non-empty strings."""
+    obj = _object(method, params)
+    session_id, text = obj.get("sessionId"), obj.get("text")
+    if not isinstance(session_id, str) or not session_id:
+        raise invalid_params(method, "sessionId must be a non-empty string")
+    if not isinstance(text, str) or not text.strip():
+        raise invalid_params(method, "text must be a non-empty string")
+    return session_id, text
 
 
 def parse_sessions(params: Any) -> None:
