@@ -15,6 +15,13 @@ toolResults}``; the next turn starts with ``turn_start``. The run ends with ``ag
 - ``max_turns`` replies were made and the last one still asked for tools (or steering was
   waiting): ``stopReason`` ``error`` with :data:`MAX_TURNS_MESSAGE`.
 
+Compaction (:mod:`pi_lsp.agent.compaction`, when :attr:`LoopConfig.compaction` is set): before
+each request whose estimated context exceeds the window minus the reserve, and once per run after
+a reply that failed with a context overflow (the request is then made again), the transcript is
+compacted in place: ``compaction_start``, possibly a summary request to the same provider (no
+events of its own), then ``compaction``. A failed summary ends the run with an ``error`` reply
+``Compaction failed: ...``.
+
 Steering and follow-up (Pi's ``getSteeringMessages``/``getFollowUpMessages``): after each turn's
 tool batch ends (or after a reply without tool calls), :attr:`LoopConfig.steering` is drained; its
 messages are appended (``message_start``/``message_end``) at the start of the next turn, so they go
@@ -44,11 +51,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lsp.agent import events
+from pi_lsp.agent.compaction import (
+    CompactionSettings,
+    estimate_context_tokens,
+    plan_compaction,
+    summary_message,
+    summary_request,
+    summary_text,
+    trim_tool_result,
+)
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal, Tool
+from pi_lsp.llm.http_errors import is_context_overflow
 from pi_lsp.llm.provider import LlmContext, Provider, ToolSpec
 from pi_lsp.llm.transcript import repair_transcript
-from pi_lsp.llm.types import AssistantMessage, Message, StopReason, ToolResultMessage
+from pi_lsp.llm.types import AssistantMessage, Message, StopReason, ToolResultMessage, now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +92,7 @@ class LoopConfig:
     ``max_turns`` >= 1 bounds the model calls of one run; ``session_id`` is handed to tools and
     hooks. ``steering`` and ``follow_up`` return (and forget) the messages queued for the next
     request and for when the run would end (module docstring); ``None`` queues nothing.
+    ``compaction``: when and how to compact the transcript; ``None`` never compacts.
     """
 
     provider: Provider
@@ -84,6 +102,7 @@ class LoopConfig:
     session_id: str = "agent"
     steering: Callable[[], list[Message]] | None = None
     follow_up: Callable[[], list[Message]] | None = None
+    compaction: CompactionSettings | None = None
 
 
 @dataclass
@@ -183,6 +202,91 @@ class _Run:
         self.added.append(final)
         return final
 
+    async def complete(self, context: LlmContext) -> AssistantMessage:
+        """One request without events (the summary request): its final message; never raises
+        (except for the cancellation of this task)."""
+        cancel = asyncio.Event()
+        if self.signal.aborted:
+            cancel.set()
+        watcher = asyncio.ensure_future(_set_on_abort(self.signal, cancel))
+        final: AssistantMessage | None = None
+        try:
+            async for event in self.config.provider.stream(context, cancel=cancel):
+                if event.type == "done":
+                    final = event.message
+        except Exception as exc:  # the provider broke its never-raise contract
+            logger.exception("the provider stream raised")
+            final = AssistantMessage(stop_reason="error", error_message=f"{type(exc).__name__}: {exc}")
+        finally:
+            watcher.cancel()
+        if final is None:
+            final = AssistantMessage(stop_reason="error", error_message="The provider stream ended without a final message")
+        if self.signal.aborted and final.stop_reason != "aborted":
+            final.stop_reason, final.error_message = "aborted", "Request was aborted"
+        return final
+
+    async def compact(self, *, overflow: bool = False) -> tuple[bool, AssistantMessage | None]:
+        """Compact the transcript when needed (module docstring). Returns whether it changed and,
+        when the summary request failed, the error reply that ends the run. Nothing is emitted
+        when there is nothing to trim or summarise."""
+        settings = self.config.compaction
+        if settings is None or not settings.enabled:
+            return False, None
+        context = self.context()
+        tokens = estimate_context_tokens(context.system_prompt, context.messages, context.tools)
+        if not overflow and tokens <= settings.limit:
+            return False, None
+        plan = plan_compaction(self.transcript, tokens, settings, force=overflow)
+        if plan.cut is None and not plan.trimmed:
+            return False, None
+        reason = "overflow" if overflow else "threshold"
+        self.emit(events.compaction_start(reason, tokens, settings.context_window))
+        if plan.cut is None:
+            self.transcript[:] = plan.messages
+            self.emit(events.compaction(
+                reason, tokens, plan.tokens_after_trim, summarized=False,
+                trimmed_tool_results=plan.trimmed, kept_messages=len(self.transcript)))
+            return True, None
+        reply = await self.complete(summary_request(plan.to_summarise, settings))
+        summary = summary_text(reply)
+        if reply.stop_reason in ("error", "aborted") or not summary:
+            why = reply.error_message or "the model returned an empty summary"
+            failed = AssistantMessage(
+                stop_reason="aborted" if reply.stop_reason == "aborted" else "error",
+                error_message=why if reply.stop_reason == "aborted" else f"Compaction failed: {why}",
+            )
+            return False, failed
+        kept = plan.messages[plan.cut :]
+        trimmed = plan.trimmed
+        stamp = max([now_ms()] + [m.timestamp + 1 for m in kept])
+        self.transcript[:] = [summary_message(summary, stamp), *kept]
+        after = self.estimate()
+        if after > settings.limit:
+            # the recent turns alone are too large: their tool results are trimmed too
+            for index, message in enumerate(self.transcript):
+                if isinstance(message, ToolResultMessage):
+                    self.transcript[index], removed = trim_tool_result(message, settings.tool_result_max_chars)
+                    trimmed += bool(removed)
+            after = self.estimate()
+        self.emit(events.compaction(
+            reason, tokens, after, summarized=True, trimmed_tool_results=trimmed,
+            kept_messages=len(kept), summary=summary, timestamp=stamp))
+        return True, None
+
+    def estimate(self) -> int:
+        """Estimated tokens of the next request."""
+        context = self.context()
+        return estimate_context_tokens(context.system_prompt, context.messages, context.tools)
+
+    async def fail_turn(self, reply: AssistantMessage, turns: int) -> RunResult:
+        """End the run with a synthetic failed reply (a failed compaction)."""
+        self.emit(events.message_start(reply))
+        self.emit(events.message_end(reply))
+        self.transcript.append(reply)
+        self.added.append(reply)
+        self.emit(events.turn_end(reply, []))
+        return self.end(reply.stop_reason, reply.error_message, turns)
+
     async def run(self, prompt: Sequence[Message]) -> RunResult:
         self.emit(events.agent_start())
         self.emit(events.turn_start())
@@ -190,13 +294,31 @@ class _Run:
             self.append(message)
         turns = 0
         pending: list[Message] = []
+        overflow_retried = False
         while True:
             if turns > 0:
                 self.emit(events.turn_start())
             for message in pending:
                 self.append(message)
+            pending = []
             turns += 1
+            _, failed = await self.compact()
+            if failed is not None:
+                return await self.fail_turn(failed, turns)
             reply = await self.stream_reply()
+            if (
+                reply.stop_reason == "error" and is_context_overflow(reply.error_message)
+                and not overflow_retried and not self.signal.aborted
+            ):
+                overflow_retried = True
+                self.emit(events.turn_end(reply, []))
+                changed, failed = await self.compact(overflow=True)
+                if failed is not None:
+                    self.emit(events.turn_start())
+                    return await self.fail_turn(failed, turns)
+                if changed and turns < self.config.max_turns:
+                    continue
+                return self.end(reply.stop_reason, reply.error_message, turns)
             if reply.stop_reason in ("error", "aborted"):
                 self.emit(events.turn_end(reply, []))
                 return self.end(reply.stop_reason, reply.error_message, turns)

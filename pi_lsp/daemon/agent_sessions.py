@@ -35,13 +35,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.agent.compaction import CompactionSettings
 from pi_lsp.agent.loop import LoopConfig
 from pi_lsp.agent.session import AgentSession, SessionBusy, SessionIdle
 from pi_lsp.agent.system_prompt import ContextFile, build_system_prompt, prompt_tool
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.event_relay import EventRelay
+from pi_lsp.llm.context_windows import default_context_window
 from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
 from pi_lsp.daemon.event_relay import EventRelay
+from pi_lsp.llm.context_windows import default_context_window
 from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
 from pi_lsp.llm.types import to_wire
 from pi_lsp.daemon.session_journal import (
@@ -97,6 +100,17 @@ def make_provider(settings: Settings) -> Any:
     from pi_lsp.llm.openai_compat import OpenAICompatProvider
 
     return OpenAICompatProvider(provider_settings(settings))
+
+
+def compaction_settings(settings: Settings) -> CompactionSettings:
+    """The loop's compaction settings from ``pi.contextWindow`` (or the model's known default)
+    and ``pi.compaction``."""
+    return CompactionSettings(
+        context_window=settings.context_window or default_context_window(settings.model),
+        reserve_tokens=settings.compaction.reserve_tokens,
+        keep_recent_tokens=settings.compaction.keep_recent_tokens,
+        enabled=settings.compaction.enabled,
+    )
 
 
 def missing_model_settings(settings: Settings) -> str | None:
@@ -211,10 +225,17 @@ class AgentSessions:
             ),
             max_turns=settings.max_turns,
             session_id=session.id,
+            compaction=compaction_settings(settings),
         )
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "compaction":
+                journal.compaction(event)
+            relay(event)
+
         try:
             result = await session.prompt(
-                text, config, signal=signal, on_event=relay, on_message=journal.message
+                text, config, signal=signal, on_event=on_event, on_message=journal.message
             )
         finally:
             self.active = None

@@ -11,6 +11,10 @@ Lines (camelCase JSON, one object each, appended and flushed as they happen):
 - ``{"type": "message", "message": {...}}`` for every user, assistant and toolResult message, at
   its ``message_end`` (the wire form of :mod:`pi_lsp.llm.types`);
 - ``{"type": "run_end", "stopReason", "errorMessage"?, "timestamp"}`` when a run ends;
+- ``{"type": "compaction", "summary", "keptMessages", "tokensBefore", "tokensAfter", "timestamp"}``
+  when the history was summarised (:mod:`pi_lsp.agent.compaction`): the messages before it are
+  kept in the journal (the full history), but the transcript continues from the summary and the
+  last ``keptMessages`` journaled messages, which is what :func:`load_messages` rebuilds;
 - ``{"type": "approval", ...}`` for every approval decision of the session's tool calls
   (:mod:`pi_lsp.policy.approvals` describes the keys), through :meth:`SessionJournal.record`.
 
@@ -32,6 +36,7 @@ from typing import Any
 import platformdirs
 from pydantic import TypeAdapter, ValidationError
 
+from pi_lsp.agent.compaction import summary_message
 from pi_lsp.llm.types import AssistantMessage, Message, TextContent, ToolResultMessage, now_ms
 
 logger = logging.getLogger(__name__)
@@ -90,6 +95,16 @@ class SessionJournal:
         """Journal another kind of line as given (it carries its own ``type``: approvals)."""
         self._write(line)
 
+    def compaction(self, event: dict[str, Any]) -> None:
+        """Journal a ``compaction`` event that made a summary (others change nothing lasting)."""
+        if not event.get("summarized"):
+            return
+        self._write({
+            "type": "compaction", "summary": event.get("summary", ""), "keptMessages": event.get("keptMessages", 0),
+            "tokensBefore": event.get("tokensBefore"), "tokensAfter": event.get("tokensAfter"),
+            "timestamp": event.get("timestamp") or now_ms(),
+        })
+
     def run_end(self, stop_reason: str, error_message: str | None) -> None:
         """Journal the end of a run."""
         line: dict[str, Any] = {"type": "run_end", "stopReason": stop_reason, "timestamp": now_ms()}
@@ -127,6 +142,10 @@ def load_messages(session_id: str, folder: Path | None = None) -> list[Message] 
             data = json.loads(line)
             if isinstance(data, dict) and data.get("type") == "message":
                 messages.append(_MESSAGE.validate_python(data["message"]))
+            elif isinstance(data, dict) and data.get("type") == "compaction" and isinstance(data.get("summary"), str):
+                kept = int(data.get("keptMessages") or 0)
+                tail = messages[len(messages) - kept :] if 0 < kept <= len(messages) else []
+                messages = [summary_message(data["summary"], data.get("timestamp")), *tail]
         except (ValueError, KeyError, ValidationError) as exc:
             logger.warning("%s:%d: skipped a bad journal line (%s)", path, number, exc)
     return messages

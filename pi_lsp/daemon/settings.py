@@ -46,6 +46,16 @@ class ApprovalsSection(_Section):
     fallback: Literal["allow", "deny"] = "deny"
 
 
+class CompactionSection(_Section):
+    """``pi.compaction`` (:mod:`pi_lsp.agent.compaction`): ``enabled``; ``reserveTokens`` kept free
+    for the reply (compaction starts above ``contextWindow - reserveTokens``); ``keepRecentTokens``
+    of recent conversation kept verbatim."""
+
+    enabled: bool = True
+    reserve_tokens: int = Field(16384, ge=0)
+    keep_recent_tokens: int = Field(20000, ge=0)
+
+
 class Settings(_Section):
     """Every ``pi.*`` setting with its default.
 
@@ -57,7 +67,8 @@ class Settings(_Section):
     URL, ``apiKeyEnv`` to ``ANTHROPIC_API_KEY``). ``maxTokens``: the reply's token limit (unset:
     the server's default; Anthropic, which needs one, gets 16384 plus the thinking budget).
     ``thinking``: Anthropic's extended-thinking budget in tokens, 0 (off) or at least 1024 (the
-    API's minimum).
+    API's minimum). ``contextWindow``: the model's window in tokens (unset: a known default for
+    common models, else 128000; :mod:`pi_lsp.llm.context_windows`).
     """
 
     provider: Literal["openai", "anthropic"] = "openai"
@@ -79,6 +90,8 @@ class Settings(_Section):
     """Serve other local agents (``pi-lsp mcp``) on the private per-user socket (read at ``initialize``)."""
     max_tokens: int | None = Field(None, gt=0)
     thinking: int = Field(0, ge=0)
+    context_window: int | None = Field(None, gt=0)
+    compaction: CompactionSection = Field(default_factory=CompactionSection)
 
     @field_validator("thinking")
     @classmethod
@@ -88,7 +101,7 @@ class Settings(_Section):
         return value
 
 
-_SECTIONS = {"edit", "bash", "approvals"}
+_SECTIONS = {"edit", "bash", "approvals", "compaction"}
 _MAX_PASSES = 64
 
 

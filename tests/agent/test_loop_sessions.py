@@ -122,3 +122,40 @@ def test_anthropic_provider_settings_and_defaults() -> None:
     assert bad.provider == "openai" and bad.thinking == 0 and bad.max_tokens is None
     assert len(problems) == 3 and any("at least 1024" in p for p in problems)
     assert type(make_provider(bad)).__name__ == "OpenAICompatProvider"
+
+
+def test_a_compaction_is_journaled_and_loading_continues_from_the_summary(tmp_path: Path) -> None:
+    from pi_lsp.agent.compaction import is_summary_message
+
+    journal = SessionJournal("c1", Path("/w"), tmp_path)
+    texts = ["first", "second", "third", "fourth"]
+    for text in texts:
+        journal.message(to_wire(UserMessage(content=text)))
+    journal.compaction({"type": "compaction", "summarized": False, "keptMessages": 4})  # trimming: nothing lasting
+    journal.compaction({"type": "compaction", "summarized": True, "summary": "S1", "keptMessages": 2,
+                        "tokensBefore": 900, "tokensAfter": 300, "timestamp": 5})
+    journal.message(to_wire(UserMessage(content="fifth")))
+    loaded = load_messages("c1", tmp_path)
+    assert loaded is not None and is_summary_message(loaded[0]) and "S1" in loaded[0].content
+    assert loaded[0].timestamp == 5
+    assert [m.content for m in loaded[1:]] == ["third", "fourth", "fifth"]
+    # a second compaction folds the first summary in
+    journal.compaction({"type": "compaction", "summarized": True, "summary": "S2", "keptMessages": 1})
+    again = load_messages("c1", tmp_path)
+    assert again is not None and "S2" in again[0].content and [m.content for m in again[1:]] == ["fifth"]
+    lines = [json.loads(line) for line in journal.path.read_text().splitlines()]
+    assert [line["type"] for line in lines].count("compaction") == 2
+    assert sum(line["type"] == "message" for line in lines) == 5  # the full history stays in the journal
+
+
+def test_compaction_settings_defaults_and_overrides() -> None:
+    from pi_lsp.daemon.agent_sessions import compaction_settings
+
+    claude = compaction_settings(parse_settings({"model": "anthropic/claude-sonnet-4-5"})[0])
+    assert (claude.context_window, claude.reserve_tokens, claude.keep_recent_tokens, claude.enabled) == (200_000, 16384, 20000, True)
+    assert compaction_settings(parse_settings({"model": "some-local-model"})[0]).context_window == 128_000
+    small, problems = parse_settings({"model": "m", "contextWindow": 8192, "compaction": {"enabled": False, "reserveTokens": 1000, "keepRecentTokens": -1}})
+    assert problems and "compaction.keepRecentTokens" in problems[0]
+    custom = compaction_settings(small)
+    assert (custom.context_window, custom.reserve_tokens, custom.keep_recent_tokens, custom.enabled) == (8192, 1000, 20000, False)
+    assert compaction_settings(parse_settings({"contextWindow": 8192})[0]).limit == 4096  # the reserve is capped at half
