@@ -301,3 +301,13 @@ async def test_provider_protocol_and_other_models_thinking_sent_as_text() -> Non
     assert isinstance(AnthropicProvider(settings("http://127.0.0.1:9/v1")), Provider)
     assert server.seen[0].body["messages"][1] == {"role": "assistant", "content": [
         {"type": "text", "text": "plan"}, {"type": "text", "text": "ok"}]}
+
+
+async def test_x_should_retry_overrides_the_status_rule() -> None:
+    body = [json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode()]
+    refused = Reply(status=529, headers={"content-type": "application/json", "x-should-retry": "false"}, chunks=body)
+    server, _, message = await run([refused, Reply(chunks=fixture("text.sse"))])
+    assert len(server.seen) == 1 and message.error_message == "529 Overloaded"
+    conflict = Reply(status=400, headers={"content-type": "application/json", "x-should-retry": "true"}, chunks=body)
+    server, _, message = await run([conflict, Reply(chunks=fixture("text.sse"))])
+    assert len(server.seen) == 2 and message.stop_reason == "stop"
