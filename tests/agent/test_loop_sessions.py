@@ -159,3 +159,35 @@ def test_compaction_settings_defaults_and_overrides() -> None:
     custom = compaction_settings(small)
     assert (custom.context_window, custom.reserve_tokens, custom.keep_recent_tokens, custom.enabled) == (8192, 1000, 20000, False)
     assert compaction_settings(parse_settings({"contextWindow": 8192})[0]).limit == 4096  # the reserve is capped at half
+
+
+def test_interrupted_results_close_only_unanswered_calls_of_the_last_reply() -> None:
+    from pi_lsp.daemon.session_journal import INTERRUPTED_TEXT, interrupted_results
+
+    calls = AssistantMessage(content=[ToolCall(id="a", name="bash", arguments={}), ToolCall(id="b", name="read", arguments={})],
+                             stop_reason="toolUse")
+    done = ToolResultMessage(tool_call_id="a", tool_name="bash", content=[TextContent(text="ok")])
+    [closer] = interrupted_results([UserMessage(content="go"), calls, done])
+    assert (closer.tool_call_id, closer.tool_name, closer.is_error) == ("b", "read", True)
+    assert closer.content[0].text == INTERRUPTED_TEXT
+    assert interrupted_results([UserMessage(content="go")]) == []
+    failed = AssistantMessage(content=calls.content, stop_reason="error", error_message="cut")
+    assert interrupted_results([UserMessage(content="go"), failed]) == []  # never ran: repair drops it
+
+
+def test_list_sessions_filters_by_workspace_and_sorts_by_last_activity(tmp_path: Path) -> None:
+    from pi_lsp.daemon.session_journal import FIRST_PROMPT_CHARS, list_sessions
+
+    older = SessionJournal("older", Path("/w"), tmp_path)
+    older.message(to_wire(UserMessage(content="  first\n\nprompt  ", timestamp=10)))
+    older.message(to_wire(AssistantMessage(content=[TextContent(text="hi")], timestamp=20)))
+    newer = SessionJournal("newer", Path("/w"), tmp_path)
+    newer.message(to_wire(UserMessage(content=[TextContent(text="x" * 500)], timestamp=30)))
+    SessionJournal("other", Path("/elsewhere"), tmp_path).message(to_wire(UserMessage(content="no", timestamp=40)))
+    (tmp_path / "junk.jsonl").write_text("{}\n")
+    listed = list_sessions(Path("/w"), tmp_path)
+    assert [s["id"] for s in listed] == ["newer", "older"]
+    assert listed[1]["firstPrompt"] == "first prompt" and (listed[1]["turns"], listed[1]["prompts"]) == (1, 1)
+    assert listed[1]["updated"] == 20
+    assert len(listed[0]["firstPrompt"]) == FIRST_PROMPT_CHARS and listed[0]["firstPrompt"].endswith("...")
+    assert list_sessions(Path("/w"), tmp_path / "missing") == []
