@@ -311,3 +311,34 @@ async def test_x_should_retry_overrides_the_status_rule() -> None:
     conflict = Reply(status=400, headers={"content-type": "application/json", "x-should-retry": "true"}, chunks=body)
     server, _, message = await run([conflict, Reply(chunks=fixture("text.sse"))])
     assert len(server.seen) == 2 and message.stop_reason == "stop"
+
+
+def test_request_body_images_merged_results_ids_and_placeholders() -> None:
+    from pi_lsp.llm.anthropic_request import build_request_body
+    from pi_lsp.llm.types import ImageContent
+
+    image = ImageContent(data="aGVsbG8=", mime_type="image/png")
+    call = ToolCall(id="call:1/x", name="read", arguments={"path": "a.png"})
+    messages = [
+        UserMessage(content=[TextContent(text="look"), image, TextContent(text="")]),
+        AssistantMessage(content=[TextContent(text=" "), call], stop_reason="toolUse", api="anthropic-messages",
+                         provider="anthropic", model="claude-sonnet-4-5"),
+        ToolResultMessage(tool_call_id="call:1/x", tool_name="read", content=[TextContent(text="Read image"), image]),
+        UserMessage(content="also check b.png"),  # a steering message right after the results
+    ]
+    ctx = LlmContext(system_prompt="", messages=messages, tools=[])
+    body = json.loads(build_request_body(ctx, settings("http://x/v1", max_tokens=1000, temperature=0.2)))
+    assert "system" not in body and "tools" not in body and body["temperature"] == 0.2 and body["max_tokens"] == 1000
+    source = {"type": "base64", "media_type": "image/png", "data": "aGVsbG8="}
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "look"},
+                                     {"type": "image", "source": source, "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "call_1_x", "name": "read", "input": {"path": "a.png"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "call_1_x",
+             "content": [{"type": "text", "text": "Read image"}, {"type": "image", "source": source}]},
+            {"type": "text", "text": "also check b.png", "cache_control": {"type": "ephemeral"}}]},
+    ]
+    blind = json.loads(build_request_body(ctx, settings("http://x/v1", supports_images=False)))
+    assert blind["messages"][0]["content"][1]["text"] == "(image omitted: model does not support images)"
+    assert blind["messages"][2]["content"][0]["content"][1]["text"] == "(tool image omitted: model does not support images)"
