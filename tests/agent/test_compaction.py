@@ -182,3 +182,18 @@ def test_a_history_too_long_to_summarise_at_once_keeps_the_earlier_summary_and_t
     assert "EARLIER SUMMARY" in ask.content and "[... older messages left out ...]" in ask.content
     assert "request 39 " in ask.content and "request 0 " not in ask.content
     assert len(ask.content) < 4000 + len(SUMMARY_INSTRUCTIONS) + 600
+
+
+async def test_aborting_during_the_summary_request_ends_the_run_aborted_and_keeps_the_history() -> None:
+    settings = CompactionSettings(context_window=900, reserve_tokens=450, keep_recent_tokens=300, tool_result_max_chars=200)
+    provider = ScriptedProvider([reply(SUMMARY)], hang_after_start={0})
+    session = AgentSession("s1", _history())
+    run = asyncio.create_task(session.prompt("What next?", _config(provider, settings)))
+    while not provider.contexts:
+        await asyncio.sleep(0.01)
+    assert provider.contexts[0].system_prompt == SUMMARY_SYSTEM_PROMPT
+    session.abort()
+    result = await asyncio.wait_for(run, 5)
+    assert result.stop_reason == "aborted"
+    assert not any(is_summary_message(m) for m in session.messages)
+    assert session.messages[2].content[0].text == "x" * 6000  # nothing was trimmed either

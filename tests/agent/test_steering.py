@@ -123,3 +123,15 @@ async def test_queued_messages_of_an_aborted_run_are_reported_undelivered() -> N
     provider.scripts.append(reply("fresh"))
     again = await asyncio.wait_for(session.prompt("again", _config(provider, tool)), 5)
     assert again.undelivered == [] and _roles(provider.contexts[-1].messages)[-1] == "user:again"
+
+
+async def test_steering_taken_when_the_turn_limit_ends_the_run_is_undelivered() -> None:
+    tool, started, release = _gate()
+    provider = ScriptedProvider([reply("", tool_call("slow", {"text": "x"}, "s1"))])
+    session = AgentSession()
+    run = asyncio.create_task(session.prompt("go", _config(provider, tool, max_turns=1)))
+    await started.wait()
+    session.steer("too late")
+    release.set()
+    result = await asyncio.wait_for(run, 5)
+    assert result.stop_reason == "error" and [m.content for m in result.undelivered] == ["too late"]
