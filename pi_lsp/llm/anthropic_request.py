@@ -16,6 +16,9 @@ Mapping (pi-ai ``anthropic`` ``convertMessages``; Anthropic's Messages API refer
 - each tool result is a ``tool_result {tool_use_id, content, is_error}`` block; the results of
   one batch and a user message that follows them (a steering message) are merged into one
   ``user`` message, tool results first, since the API wants strictly alternating roles;
+- the API rejects ``tool_use``/``tool_result`` blocks in a request that offers no tools, so with no
+  tools (every tool deactivated) tool calls and results are sent as text blocks
+  (``[Tool call read {...}]``, ``[Tool result read]: ...``);
 - tool call ids are made to fit the API's ``^[a-zA-Z0-9_-]{1,64}$`` (other providers' ids may
   not), the same way in ``tool_use`` and ``tool_result``;
 - a model without image input gets Pi's placeholders instead of images;
@@ -89,7 +92,11 @@ def _blocks(content: str | list[Any], images: bool, placeholder: str) -> list[di
     return out
 
 
-def _assistant(message: AssistantMessage, same_model: bool) -> list[dict[str, Any]]:
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _assistant(message: AssistantMessage, same_model: bool, tool_blocks: bool = True) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
@@ -105,8 +112,19 @@ def _assistant(message: AssistantMessage, same_model: bool) -> list[dict[str, An
                 out.append({"type": "text", "text": block.thinking})
         elif isinstance(block, ToolCall):
             arguments = block.arguments if isinstance(block.arguments, dict) else {}
-            out.append({"type": "tool_use", "id": tool_use_id(block.id), "name": block.name, "input": arguments})
+            if tool_blocks:
+                out.append({"type": "tool_use", "id": tool_use_id(block.id), "name": block.name, "input": arguments})
+            else:
+                out.append({"type": "text", "text": f"[Tool call {block.name} {_compact_json(block.arguments)}]"})
     return out
+
+
+def _tool_result_as_text(result: ToolResultMessage, images: bool) -> list[dict[str, Any]]:
+    label = f"[Tool result {result.tool_name}{' (error)' if result.is_error else ''}]:"
+    content = _blocks(result.content, images, TOOL_IMAGE_PLACEHOLDER)
+    if content and content[0]["type"] == "text":
+        return [{"type": "text", "text": f"{label} {content[0]['text']}"}, *content[1:]]
+    return [{"type": "text", "text": label}, *content]
 
 
 def _tool_result(result: ToolResultMessage, images: bool) -> dict[str, Any]:
@@ -120,20 +138,26 @@ def _tool_result(result: ToolResultMessage, images: bool) -> dict[str, Any]:
 
 
 def convert_messages(
-    messages: list[Message], *, images: bool = True, model_key: tuple[str, str, str] | None = None
+    messages: list[Message],
+    *,
+    images: bool = True,
+    model_key: tuple[str, str, str] | None = None,
+    tool_blocks: bool = True,
 ) -> list[dict[str, Any]]:
     """The ``messages`` array (see the module docstring), without cache breakpoints.
 
     ``model_key`` is ``(provider, api, model)`` of the model being asked; thinking of assistant
     messages from another model is sent as text. ``None`` treats every message as this model's.
+    ``tool_blocks`` false sends tool calls and results as text (a request without tools).
     """
     out: list[dict[str, Any]] = []
     for message in repair_transcript(messages):
         if isinstance(message, AssistantMessage):
             key = (message.provider, message.api, message.model)
-            role, blocks = "assistant", _assistant(message, model_key is None or key == model_key)
+            role, blocks = "assistant", _assistant(message, model_key is None or key == model_key, tool_blocks)
         elif isinstance(message, ToolResultMessage):
-            role, blocks = "user", [_tool_result(message, images)]
+            role = "user"
+            blocks = [_tool_result(message, images)] if tool_blocks else _tool_result_as_text(message, images)
         else:
             role, blocks = "user", _blocks(message.content, images, USER_IMAGE_PLACEHOLDER)
         if not blocks:
@@ -200,7 +224,8 @@ def build_request_body(
     if context.system_prompt:
         payload["system"] = [{"type": "text", "text": context.system_prompt}]
     payload["messages"] = convert_messages(
-        context.messages, images=settings.supports_images, model_key=(provider_name, API, settings.model)
+        context.messages, images=settings.supports_images, model_key=(provider_name, API, settings.model),
+        tool_blocks=bool(context.tools),
     )
     if context.tools:
         payload["tools"] = convert_tools(context.tools)

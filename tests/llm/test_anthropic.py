@@ -326,9 +326,9 @@ def test_request_body_images_merged_results_ids_and_placeholders() -> None:
         ToolResultMessage(tool_call_id="call:1/x", tool_name="read", content=[TextContent(text="Read image"), image]),
         UserMessage(content="also check b.png"),  # a steering message right after the results
     ]
-    ctx = LlmContext(system_prompt="", messages=messages, tools=[])
+    ctx = LlmContext(system_prompt="", messages=messages, tools=[READ_TOOL])
     body = json.loads(build_request_body(ctx, settings("http://x/v1", max_tokens=1000, temperature=0.2)))
-    assert "system" not in body and "tools" not in body and body["temperature"] == 0.2 and body["max_tokens"] == 1000
+    assert "system" not in body and body["temperature"] == 0.2 and body["max_tokens"] == 1000
     source = {"type": "base64", "media_type": "image/png", "data": "aGVsbG8="}
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "look"},
@@ -342,3 +342,12 @@ def test_request_body_images_merged_results_ids_and_placeholders() -> None:
     blind = json.loads(build_request_body(ctx, settings("http://x/v1", supports_images=False)))
     assert blind["messages"][0]["content"][1]["text"] == "(image omitted: model does not support images)"
     assert blind["messages"][2]["content"][0]["content"][1]["text"] == "(tool image omitted: model does not support images)"
+
+    # with every tool deactivated the API would reject tool blocks: they travel as text
+    ctx.tools = []
+    bare = json.loads(build_request_body(ctx, settings("http://x/v1")))
+    assert "tools" not in bare
+    assert bare["messages"][1] == {"role": "assistant", "content": [{"type": "text", "text": '[Tool call read {"path":"a.png"}]'}]}
+    assert bare["messages"][2]["content"][0] == {"type": "text", "text": "[Tool result read]: Read image"}
+    assert bare["messages"][2]["content"][1]["type"] == "image"
+    assert not any(b["type"] in ("tool_use", "tool_result") for m in bare["messages"] for b in m["content"])
