@@ -7,7 +7,9 @@ server-sent events are decoded (:mod:`pi_lsp.llm.sse`) and assembled
 OpenAI-compatible provider produces, with ``api: "anthropic-messages"``.
 
 - **Headers**: ``x-api-key`` (from the variable named by ``api_key_env``; none when no name is
-  set, for local proxies) and ``anthropic-version: 2023-06-01``.
+  set, for local proxies), ``anthropic-version: 2023-06-01``, and with budget-based thinking
+  ``anthropic-beta: interleaved-thinking-2025-05-14`` so the model may think between tool calls
+  (pi-ai sends it too; adaptive-thinking models interleave without it).
 - **Retries, timeouts, HTTP errors**: the shared machinery of :mod:`pi_lsp.llm.http_stream`
   (429 with ``retry-after``, 529 ``overloaded_error`` and other 5xx retried; 400
   ``invalid_request_error`` and 401 ``authentication_error`` reported at once with the API's
@@ -32,7 +34,7 @@ from typing import Any
 
 import httpx
 
-from pi_lsp.llm.anthropic_request import API, RequestError, build_request_body
+from pi_lsp.llm.anthropic_request import API, RequestError, adaptive_thinking, build_request_body
 from pi_lsp.llm.anthropic_stream import MessageAssembler
 from pi_lsp.llm.events import DoneEvent, StartEvent, StreamEvent
 from pi_lsp.llm.http_stream import ABORTED_TEXT, Aborted, CancelWatch, Failed, StreamingHttpProvider, transport_text
@@ -42,6 +44,7 @@ from pi_lsp.llm.sse import SseDecoder
 log = logging.getLogger(__name__)
 
 ANTHROPIC_VERSION = "2023-06-01"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 
 
 class AnthropicProvider(StreamingHttpProvider):
@@ -60,10 +63,12 @@ class AnthropicProvider(StreamingHttpProvider):
         return self.settings.base_url.rstrip("/") + "/messages"
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
-        """``x-api-key`` when a key is configured, and ``anthropic-version``."""
+        """``x-api-key`` when a key is configured, ``anthropic-version`` and the thinking beta."""
         headers = {"anthropic-version": ANTHROPIC_VERSION}
         if key:
             headers["x-api-key"] = key
+        if self.settings.thinking_budget and not adaptive_thinking(self.settings.model):
+            headers["anthropic-beta"] = INTERLEAVED_THINKING_BETA
         return headers
 
     def stream(

@@ -6,8 +6,8 @@ Mapping (pi-ai ``anthropic`` ``convertMessages``; Anthropic's Messages API refer
 - the transcript is repaired first (:func:`~pi_lsp.llm.transcript.repair_transcript`);
 - ``system`` is one text block holding the system prompt;
 - user text and images become ``text`` / ``image`` blocks (``source: {type: "base64",
-  media_type, data}``); empty text blocks are left out (the API rejects them) and a message left
-  with no block is skipped;
+  media_type, data}``); blank text blocks are left out (the API rejects them, pi-ai drops them
+  too) and a message left with no block is skipped;
 - an assistant message keeps its blocks in order: non-blank ``text``; ``thinking`` with its
   ``signature`` and ``redacted_thinking`` with its ``data``, sent back unchanged as the API
   requires for the turns of a tool-use loop; thinking without a signature (a cut stream) or from
@@ -25,8 +25,10 @@ Mapping (pi-ai ``anthropic`` ``convertMessages``; Anthropic's Messages API refer
 - **prompt caching**: ``cache_control: {type: "ephemeral"}`` breakpoints on the system block, the
   last tool definition and the last block of the last two ``user`` messages, so each request
   reads the prefix the previous one wrote (four breakpoints, the API's maximum);
-- ``thinking: {type: "enabled", budget_tokens}`` when ``thinking_budget`` is set; ``temperature``
-  is then not sent (the API allows none with thinking).
+- ``thinking: {type: "enabled", budget_tokens}`` when ``thinking_budget`` is set, or
+  ``{type: "adaptive"}`` for the models that decide their own budget (Opus 4.6+, Sonnet 4.6,
+  :func:`adaptive_thinking`; pi-ai does the same); ``temperature`` is then not sent (the API allows
+  none with thinking).
 
 Lone UTF-16 surrogates (broken input) are replaced by U+FFFD so the body is valid UTF-8.
 """
@@ -76,13 +78,13 @@ def _image(block: ImageContent) -> dict[str, Any]:
 
 
 def _blocks(content: str | list[Any], images: bool, placeholder: str) -> list[dict[str, Any]]:
-    """Text and image blocks of user or tool-result content (empty text left out)."""
+    """Text and image blocks of user or tool-result content (blank text left out)."""
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
+        return [{"type": "text", "text": content}] if content.strip() else []
     out: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
-            if block.text:
+            if block.text.strip():
                 out.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageContent):
             if images:
@@ -192,11 +194,19 @@ def add_cache_breakpoints(payload: dict[str, Any]) -> None:
             marked += 1
 
 
+_ADAPTIVE = ("opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6")
+
+
+def adaptive_thinking(model: str) -> bool:
+    """True for models that take ``thinking: {type: "adaptive"}`` instead of a token budget."""
+    return any(key in model for key in _ADAPTIVE)
+
+
 def max_tokens(settings: ProviderSettings) -> int:
     """``max_tokens`` to send: ``maxTokens``, else :data:`ANTHROPIC_DEFAULT_MAX_TOKENS` plus the
     thinking budget (the API counts thinking within ``max_tokens``). Raises
     :class:`RequestError` when a set ``maxTokens`` leaves no room beyond the thinking budget."""
-    budget = settings.thinking_budget or 0
+    budget = 0 if adaptive_thinking(settings.model) else settings.thinking_budget or 0
     if settings.max_tokens is None:
         return ANTHROPIC_DEFAULT_MAX_TOKENS + budget
     if budget and settings.max_tokens <= budget:
@@ -229,7 +239,9 @@ def build_request_body(
     )
     if context.tools:
         payload["tools"] = convert_tools(context.tools)
-    if settings.thinking_budget:
+    if settings.thinking_budget and adaptive_thinking(settings.model):
+        payload["thinking"] = {"type": "adaptive"}
+    elif settings.thinking_budget:
         payload["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_budget}
     elif settings.temperature is not None:
         payload["temperature"] = settings.temperature

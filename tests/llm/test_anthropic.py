@@ -90,7 +90,7 @@ async def test_text_reply_and_request_shape(monkeypatch: pytest.MonkeyPatch) -> 
     assert (request.method, request.path) == ("POST", "/v1/messages")
     assert request.headers["x-api-key"] == "sk-ant-test-123"
     assert request.headers["anthropic-version"] == ANTHROPIC_VERSION
-    assert "authorization" not in request.headers
+    assert "authorization" not in request.headers and "anthropic-beta" not in request.headers
     assert request.body == {
         "model": "claude-sonnet-4-5",
         "max_tokens": 16384,
@@ -142,6 +142,7 @@ async def test_thinking_with_signature_and_redacted_thinking_round_trip() -> Non
         await collect(provider, ctx)
         await provider.aclose()
     first, second = server.seen[0].body, server.seen[1].body
+    assert server.seen[0].headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
     assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert first["max_tokens"] == 16384 + 2048
     assert "temperature" not in first
@@ -320,7 +321,8 @@ def test_request_body_images_merged_results_ids_and_placeholders() -> None:
     image = ImageContent(data="aGVsbG8=", mime_type="image/png")
     call = ToolCall(id="call:1/x", name="read", arguments={"path": "a.png"})
     messages = [
-        UserMessage(content=[TextContent(text="look"), image, TextContent(text="")]),
+        UserMessage(content=[TextContent(text="look"), image, TextContent(text=" \n")]),
+        UserMessage(content="   "),
         AssistantMessage(content=[TextContent(text=" "), call], stop_reason="toolUse", api="anthropic-messages",
                          provider="anthropic", model="claude-sonnet-4-5"),
         ToolResultMessage(tool_call_id="call:1/x", tool_name="read", content=[TextContent(text="Read image"), image]),
@@ -351,3 +353,13 @@ def test_request_body_images_merged_results_ids_and_placeholders() -> None:
     assert bare["messages"][2]["content"][0] == {"type": "text", "text": "[Tool result read]: Read image"}
     assert bare["messages"][2]["content"][1]["type"] == "image"
     assert not any(b["type"] in ("tool_use", "tool_result") for m in bare["messages"] for b in m["content"])
+
+
+def test_adaptive_thinking_models_get_no_budget() -> None:
+    from pi_lsp.llm.anthropic_request import build_request_body
+
+    ctx = context()
+    body = json.loads(build_request_body(ctx, settings("http://x/v1", model="claude-sonnet-4-6", thinking_budget=4096)))
+    assert body["thinking"] == {"type": "adaptive"} and body["max_tokens"] == 16384
+    headers = AnthropicProvider(settings("http://x/v1", model="claude-opus-4-7", thinking_budget=4096)).auth_headers(None)
+    assert headers == {"anthropic-version": ANTHROPIC_VERSION}
