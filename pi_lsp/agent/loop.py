@@ -367,7 +367,8 @@ async def run_agent(
     """Run the loop once (see the module docstring).
 
     ``transcript`` is the session's conversation so far (oldest first); the prompt messages, every
-    reply and every tool result are appended to it in place. ``prompt`` is usually one
+    reply and every tool result are appended to it in place, and a compaction replaces its older
+    part with a summary in place (``config.compaction``). ``prompt`` is usually one
     :class:`~pi_lsp.llm.types.UserMessage`. ``signal`` aborts the run; ``emit`` receives every event
     (synchronous, must not block; an exception it raises is logged and ignored).
     """
