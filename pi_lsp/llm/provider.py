@@ -42,13 +42,14 @@ class LlmContext:
 
 
 class ProviderSettings(BaseModel):
-    """Where and how to reach an OpenAI-compatible chat completions endpoint.
+    """Where and how to reach the model's endpoint (OpenAI-compatible chat completions or
+    Anthropic's Messages API; the provider class decides the wire format).
 
     Field names are snake_case in Python and camelCase in settings (``baseUrl``, ``apiKeyEnv``,
     ``maxRetries`` ...). All durations are in seconds (floats allowed, so tests set them small).
 
-    - ``base_url``: the API root, e.g. ``http://127.0.0.1:8080/v1``; ``/chat/completions`` is
-      appended.
+    - ``base_url``: the API root, e.g. ``http://127.0.0.1:8080/v1``; ``/chat/completions`` (or
+      ``/messages``) is appended.
     - ``model``: the model id sent as ``model``.
     - ``api_key_env``: the NAME of the environment variable holding the API key. The key itself is
       never a setting, never logged, never put in an error message. ``None`` sends no key (local
