@@ -27,8 +27,9 @@ Mapping (pi-ai ``anthropic`` ``convertMessages``; Anthropic's Messages API refer
   reads the prefix the previous one wrote (four breakpoints, the API's maximum);
 - ``thinking: {type: "enabled", budget_tokens}`` when ``thinking_budget`` is set, or
   ``{type: "adaptive"}`` for the models that decide their own budget (Opus 4.6+, Sonnet 4.6,
-  :func:`adaptive_thinking`; pi-ai does the same); ``temperature`` is then not sent (the API allows
-  none with thinking).
+  :func:`adaptive_thinking`; pi-ai does the same), both with ``display: "summarized"`` so the
+  thinking text streams on models whose default is to omit it; ``temperature`` is then not sent
+  (the API allows none with thinking).
 
 Lone UTF-16 surrogates (broken input) are replaced by U+FFFD so the body is valid UTF-8.
 """
@@ -240,9 +241,9 @@ def build_request_body(
     if context.tools:
         payload["tools"] = convert_tools(context.tools)
     if settings.thinking_budget and adaptive_thinking(settings.model):
-        payload["thinking"] = {"type": "adaptive"}
+        payload["thinking"] = {"type": "adaptive", "display": "summarized"}
     elif settings.thinking_budget:
-        payload["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_budget}
+        payload["thinking"] = {"type": "enabled", "budget_tokens": settings.thinking_budget, "display": "summarized"}
     elif settings.temperature is not None:
         payload["temperature"] = settings.temperature
     add_cache_breakpoints(payload)

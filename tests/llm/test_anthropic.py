@@ -143,7 +143,7 @@ async def test_thinking_with_signature_and_redacted_thinking_round_trip() -> Non
         await provider.aclose()
     first, second = server.seen[0].body, server.seen[1].body
     assert server.seen[0].headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
-    assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert first["thinking"] == {"type": "enabled", "budget_tokens": 2048, "display": "summarized"}
     assert first["max_tokens"] == 16384 + 2048
     assert "temperature" not in first
     assert second["messages"][1] == {"role": "assistant", "content": [
@@ -360,6 +360,6 @@ def test_adaptive_thinking_models_get_no_budget() -> None:
 
     ctx = context()
     body = json.loads(build_request_body(ctx, settings("http://x/v1", model="claude-sonnet-4-6", thinking_budget=4096)))
-    assert body["thinking"] == {"type": "adaptive"} and body["max_tokens"] == 16384
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"} and body["max_tokens"] == 16384
     headers = AnthropicProvider(settings("http://x/v1", model="claude-opus-4-7", thinking_budget=4096)).auth_headers(None)
     assert headers == {"anthropic-version": ANTHROPIC_VERSION}
