@@ -51,21 +51,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lsp.agent import events
-from pi_lsp.agent.compaction import (
-    CompactionSettings,
-    estimate_context_tokens,
-    plan_compaction,
-    summary_message,
-    summary_request,
-    summary_text,
-    trim_tool_result,
-)
+from pi_lsp.agent.compaction import CompactionSettings
+from pi_lsp.agent.compaction_run import compact_transcript
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal, Tool
 from pi_lsp.llm.http_errors import is_context_overflow
 from pi_lsp.llm.provider import LlmContext, Provider, ToolSpec
 from pi_lsp.llm.transcript import repair_transcript
-from pi_lsp.llm.types import AssistantMessage, Message, StopReason, ToolResultMessage, now_ms
+from pi_lsp.llm.types import AssistantMessage, Message, StopReason, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 
@@ -202,81 +195,15 @@ class _Run:
         self.added.append(final)
         return final
 
-    async def complete(self, context: LlmContext) -> AssistantMessage:
-        """One request without events (the summary request): its final message; never raises
-        (except for the cancellation of this task)."""
-        cancel = asyncio.Event()
-        if self.signal.aborted:
-            cancel.set()
-        watcher = asyncio.ensure_future(_set_on_abort(self.signal, cancel))
-        final: AssistantMessage | None = None
-        try:
-            async for event in self.config.provider.stream(context, cancel=cancel):
-                if event.type == "done":
-                    final = event.message
-        except Exception as exc:  # the provider broke its never-raise contract
-            logger.exception("the provider stream raised")
-            final = AssistantMessage(stop_reason="error", error_message=f"{type(exc).__name__}: {exc}")
-        finally:
-            watcher.cancel()
-        if final is None:
-            final = AssistantMessage(stop_reason="error", error_message="The provider stream ended without a final message")
-        if self.signal.aborted and final.stop_reason != "aborted":
-            final.stop_reason, final.error_message = "aborted", "Request was aborted"
-        return final
-
     async def compact(self, *, overflow: bool = False) -> tuple[bool, AssistantMessage | None]:
-        """Compact the transcript when needed (module docstring). Returns whether it changed and,
-        when the summary request failed, the error reply that ends the run. Nothing is emitted
-        when there is nothing to trim or summarise."""
+        """Compact the transcript when needed (:func:`~pi_lsp.agent.compaction_run.compact_transcript`)."""
         settings = self.config.compaction
         if settings is None or not settings.enabled:
             return False, None
-        context = self.context()
-        tokens = estimate_context_tokens(context.system_prompt, context.messages, context.tools)
-        if not overflow and tokens <= settings.limit:
-            return False, None
-        plan = plan_compaction(self.transcript, tokens, settings, force=overflow)
-        if plan.cut is None and not plan.trimmed:
-            return False, None
-        reason = "overflow" if overflow else "threshold"
-        self.emit(events.compaction_start(reason, tokens, settings.context_window))
-        if plan.cut is None:
-            self.transcript[:] = plan.messages
-            self.emit(events.compaction(
-                reason, tokens, plan.tokens_after_trim, summarized=False,
-                trimmed_tool_results=plan.trimmed, kept_messages=len(self.transcript)))
-            return True, None
-        reply = await self.complete(summary_request(plan.to_summarise, settings))
-        summary = summary_text(reply)
-        if reply.stop_reason in ("error", "aborted") or not summary:
-            why = reply.error_message or "the model returned an empty summary"
-            failed = AssistantMessage(
-                stop_reason="aborted" if reply.stop_reason == "aborted" else "error",
-                error_message=why if reply.stop_reason == "aborted" else f"Compaction failed: {why}",
-            )
-            return False, failed
-        kept = plan.messages[plan.cut :]
-        trimmed = plan.trimmed
-        stamp = max([now_ms()] + [m.timestamp + 1 for m in kept])
-        self.transcript[:] = [summary_message(summary, stamp), *kept]
-        after = self.estimate()
-        if after > settings.limit:
-            # the recent turns alone are too large: their tool results are trimmed too
-            for index, message in enumerate(self.transcript):
-                if isinstance(message, ToolResultMessage):
-                    self.transcript[index], removed = trim_tool_result(message, settings.tool_result_max_chars)
-                    trimmed += bool(removed)
-            after = self.estimate()
-        self.emit(events.compaction(
-            reason, tokens, after, summarized=True, trimmed_tool_results=trimmed,
-            kept_messages=len(kept), summary=summary, timestamp=stamp))
-        return True, None
-
-    def estimate(self) -> int:
-        """Estimated tokens of the next request."""
-        context = self.context()
-        return estimate_context_tokens(context.system_prompt, context.messages, context.tools)
+        return await compact_transcript(
+            self.transcript, settings, context=self.context, provider=self.config.provider,
+            signal=self.signal, emit=self.emit, overflow=overflow,
+        )
 
     async def fail_turn(self, reply: AssistantMessage, turns: int) -> RunResult:
         """End the run with a synthetic failed reply (a failed compaction)."""

@@ -50,7 +50,6 @@ from pi_lsp.llm.types import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
-    UserMessage,
 )
 
 API = "anthropic-messages"
