@@ -2,7 +2,8 @@
 
 ``pi-lsp`` / ``pi-lsp --stdio`` / ``python -m pi_lsp``: the LSP daemon on stdio.
 ``pi-lsp exec``: the headless tool pipeline on the filesystem (JSON Lines in, JSON Lines out).
-``pi-lsp replay``: a loopback OpenAI-compatible server replaying a recorded session.
+``pi-lsp replay``: a loopback model server (OpenAI-compatible, or Anthropic with ``--format
+anthropic``) replaying a recorded session.
 ``pi-lsp demo``: the bundled end-to-end demo.
 ``pi-lsp mcp``: pi-lsp's tools as an MCP server for other agents (through the editor's daemon).
 

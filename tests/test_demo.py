@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pi_lsp.llm.replay import ReplayServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,9 +25,10 @@ def _demo(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp_path: Path, provider: str) -> None:
     work = tmp_path / "demo"
-    run = _demo("--workdir", str(work))
+    run = _demo("--workdir", str(work), "--provider", provider)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
     # the live log: tool calls, applyEdits, saves, assistant text
@@ -40,6 +43,7 @@ def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp
         "assistant: All 5 tests pass.",
         "pi/prompt finished: stopReason stop",
         "replay: every request matched the recording",
+        f"({provider} format)",
     ):
         assert needle in out, needle
     assert out.count("pi/saveDocuments") == 1  # the dirty CHANGELOG.md is never saved by the agent
@@ -59,7 +63,9 @@ def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp
     assert 'return text.strip("-")' in (project / "textkit" / "slug.py").read_text(encoding="utf-8")
     tests = subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=project, capture_output=True, text=True, timeout=60)
     assert tests.returncode == 0, tests.stderr
-    assert list((work / "sessions").glob("*.jsonl")), "the session was journaled"
+    [journal] = list((work / "sessions").glob("*.jsonl"))
+    api = {"openai": "openai-completions", "anthropic": "anthropic-messages"}[provider]
+    assert f'"api": "{api}"' in journal.read_text(encoding="utf-8"), "the session was journaled"
 
 
 def test_demo_against_an_endpoint_given_on_the_command_line(tmp_path: Path) -> None:
@@ -68,7 +74,7 @@ def test_demo_against_an_endpoint_given_on_the_command_line(tmp_path: Path) -> N
         assert server.divergences == []
         assert server.served == 6
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"model: replay at {server.url}" in run.stdout
+    assert f"model: replay at {server.url} (openai)" in run.stdout
     assert AGENT_LINE in run.stdout
 
 

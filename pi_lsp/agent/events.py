@@ -108,6 +108,39 @@ def turn_end(message: BaseModel, tool_results: list[BaseModel]) -> dict[str, Any
     }
 
 
+def compaction_start(reason: str, tokens_before: int, context_window: int) -> dict[str, Any]:
+    """``compaction_start {reason, tokensBefore, contextWindow}``: the history is being compacted
+    before the next request (``reason``: ``threshold`` or ``overflow``); a summary request may
+    follow, so this can take a while. pi-lsp's event (Pi's is ``auto_compaction_start``)."""
+    return {"type": "compaction_start", "reason": reason, "tokensBefore": tokens_before, "contextWindow": context_window}
+
+
+def compaction(
+    reason: str,
+    tokens_before: int,
+    tokens_after: int,
+    *,
+    summarized: bool,
+    trimmed_tool_results: int,
+    kept_messages: int,
+    summary: str | None = None,
+    timestamp: int | None = None,
+) -> dict[str, Any]:
+    """``compaction {reason, tokensBefore, tokensAfter, summarized, trimmedToolResults,
+    keptMessages, summary?, timestamp?}``: the history was compacted (estimated tokens).
+    ``keptMessages``: how many messages follow the summary verbatim (the whole transcript when
+    nothing was summarised); ``timestamp``: the summary message's (epoch ms)."""
+    event: dict[str, Any] = {
+        "type": "compaction", "reason": reason, "tokensBefore": tokens_before, "tokensAfter": tokens_after,
+        "summarized": summarized, "trimmedToolResults": trimmed_tool_results, "keptMessages": kept_messages,
+    }
+    if summary is not None:
+        event["summary"] = summary
+    if timestamp is not None:
+        event["timestamp"] = timestamp
+    return event
+
+
 def _json(value: Any) -> Any:
     """``details`` may hold pydantic models or dataclass-free plain data; make it JSON-shaped."""
     if isinstance(value, BaseModel):

@@ -12,8 +12,22 @@ toolResults}``; the next turn starts with ``turn_start``. The run ends with ``ag
 - a reply has no tool calls (its stop reason: ``stop``, or ``length`` without tool calls);
 - a reply ended with ``error`` or ``aborted``: ``turn_end`` with no results, and its tool calls
   are never executed (the transcript repair drops that message before the next request);
-- ``max_turns`` replies were made and the last one still asked for tools: ``stopReason``
-  ``error`` with :data:`MAX_TURNS_MESSAGE`.
+- ``max_turns`` replies were made and the last one still asked for tools (or steering was
+  waiting): ``stopReason`` ``error`` with :data:`MAX_TURNS_MESSAGE`.
+
+Compaction (:mod:`pi_lsp.agent.compaction`, when :attr:`LoopConfig.compaction` is set): before
+each request whose estimated context exceeds the window minus the reserve, and once per run after
+a reply that failed with a context overflow (the request is then made again), the transcript is
+compacted in place: ``compaction_start``, possibly a summary request to the same provider (no
+events of its own), then ``compaction``. A failed summary ends the run with an ``error`` reply
+``Compaction failed: ...``.
+
+Steering and follow-up (Pi's ``getSteeringMessages``/``getFollowUpMessages``): after each turn's
+tool batch ends (or after a reply without tool calls), :attr:`LoopConfig.steering` is drained; its
+messages are appended (``message_start``/``message_end``) at the start of the next turn, so they go
+with the next request, and a reply without tool calls does not end the run while steering waits.
+When the run would end, :attr:`LoopConfig.follow_up` is drained the same way and the run goes on
+with those messages. Neither is drained once the run is aborted or after a failed reply.
 
 Tool calls run through :meth:`ToolPipeline.execute_batch` with the reply's stop reason, so the
 pipeline applies the ``length`` rule (nothing runs, the model is asked again). Aborting the
@@ -37,8 +51,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lsp.agent import events
+from pi_lsp.agent.compaction import CompactionSettings
+from pi_lsp.agent.compaction_run import compact_transcript
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal, Tool
+from pi_lsp.llm.http_errors import is_context_overflow
 from pi_lsp.llm.provider import LlmContext, Provider, ToolSpec
 from pi_lsp.llm.transcript import repair_transcript
 from pi_lsp.llm.types import AssistantMessage, Message, StopReason, ToolResultMessage
@@ -66,7 +83,9 @@ class LoopConfig:
     ``provider`` streams replies; ``pipeline`` holds the tools (its **active** ones are offered and
     callable, read afresh each turn); ``system_prompt`` builds the prompt from them;
     ``max_turns`` >= 1 bounds the model calls of one run; ``session_id`` is handed to tools and
-    hooks.
+    hooks. ``steering`` and ``follow_up`` return (and forget) the messages queued for the next
+    request and for when the run would end (module docstring); ``None`` queues nothing.
+    ``compaction``: when and how to compact the transcript; ``None`` never compacts.
     """
 
     provider: Provider
@@ -74,17 +93,22 @@ class LoopConfig:
     system_prompt: SystemPromptFn
     max_turns: int = DEFAULT_MAX_TURNS
     session_id: str = "agent"
+    steering: Callable[[], list[Message]] | None = None
+    follow_up: Callable[[], list[Message]] | None = None
+    compaction: CompactionSettings | None = None
 
 
 @dataclass
 class RunResult:
     """How a run ended: ``stop_reason`` (that of ``agent_end``), ``error_message`` when it failed,
-    ``turns`` (model calls made) and the ``messages`` the run appended, in order."""
+    ``turns`` (model calls made), the ``messages`` the run appended, in order, and the steering or
+    follow-up messages it took but never sent (``undelivered``: the turn limit was reached)."""
 
     stop_reason: StopReason
     error_message: str | None = None
     turns: int = 0
     messages: list[Message] = field(default_factory=list)
+    undelivered: list[Message] = field(default_factory=list)
 
 
 class _Run:
@@ -171,17 +195,57 @@ class _Run:
         self.added.append(final)
         return final
 
+    async def compact(self, *, overflow: bool = False) -> tuple[bool, AssistantMessage | None]:
+        """Compact the transcript when needed (:func:`~pi_lsp.agent.compaction_run.compact_transcript`)."""
+        settings = self.config.compaction
+        if settings is None or not settings.enabled:
+            return False, None
+        return await compact_transcript(
+            self.transcript, settings, context=self.context, provider=self.config.provider,
+            signal=self.signal, emit=self.emit, overflow=overflow,
+        )
+
+    async def fail_turn(self, reply: AssistantMessage, turns: int) -> RunResult:
+        """End the run with a synthetic failed reply (a failed compaction)."""
+        self.emit(events.message_start(reply))
+        self.emit(events.message_end(reply))
+        self.transcript.append(reply)
+        self.added.append(reply)
+        self.emit(events.turn_end(reply, []))
+        return self.end(reply.stop_reason, reply.error_message, turns)
+
     async def run(self, prompt: Sequence[Message]) -> RunResult:
         self.emit(events.agent_start())
         self.emit(events.turn_start())
         for message in prompt:
             self.append(message)
         turns = 0
+        pending: list[Message] = []
+        overflow_retried = False
         while True:
             if turns > 0:
                 self.emit(events.turn_start())
+            for message in pending:
+                self.append(message)
+            pending = []
             turns += 1
+            _, failed = await self.compact()
+            if failed is not None:
+                return await self.fail_turn(failed, turns)
             reply = await self.stream_reply()
+            if (
+                reply.stop_reason == "error" and is_context_overflow(reply.error_message)
+                and not overflow_retried and not self.signal.aborted
+            ):
+                overflow_retried = True
+                self.emit(events.turn_end(reply, []))
+                changed, failed = await self.compact(overflow=True)
+                if failed is not None:
+                    self.emit(events.turn_start())
+                    return await self.fail_turn(failed, turns)
+                if changed and turns < self.config.max_turns:
+                    continue
+                return self.end(reply.stop_reason, reply.error_message, turns)
             if reply.stop_reason in ("error", "aborted"):
                 self.emit(events.turn_end(reply, []))
                 return self.end(reply.stop_reason, reply.error_message, turns)
@@ -198,10 +262,25 @@ class _Run:
                 for result in results:
                     self.append(result)
             self.emit(events.turn_end(reply, results))
-            if not calls:
-                return self.end(reply.stop_reason, None, turns)
+            pending = self._drain(self.config.steering)
+            if not calls and not pending:
+                pending = self._drain(self.config.follow_up)
+                if not pending:
+                    return self.end(reply.stop_reason, None, turns)
             if turns >= self.config.max_turns:
-                return self.end("error", MAX_TURNS_MESSAGE.format(turns=turns), turns)
+                result = self.end("error", MAX_TURNS_MESSAGE.format(turns=turns), turns)
+                result.undelivered = pending
+                return result
+
+    def _drain(self, source: Callable[[], list[Message]] | None) -> list[Message]:
+        """The queued messages of ``source`` (none once the run was aborted)."""
+        if source is None or self.signal.aborted:
+            return []
+        try:
+            return list(source())
+        except Exception:  # a queue must never break the run
+            logger.exception("reading the queued messages failed")
+            return []
 
 
 async def run_agent(
@@ -215,7 +294,8 @@ async def run_agent(
     """Run the loop once (see the module docstring).
 
     ``transcript`` is the session's conversation so far (oldest first); the prompt messages, every
-    reply and every tool result are appended to it in place. ``prompt`` is usually one
+    reply and every tool result are appended to it in place, and a compaction replaces its older
+    part with a summary in place (``config.compaction``). ``prompt`` is usually one
     :class:`~pi_lsp.llm.types.UserMessage`. ``signal`` aborts the run; ``emit`` receives every event
     (synchronous, must not block; an exception it raises is logged and ignored).
     """

@@ -3,12 +3,15 @@
 A session keeps the transcript across prompts (each ``pi/prompt`` with the same ``sessionId``
 continues it). :meth:`AgentSession.prompt` refuses a second prompt while a run is active
 (:class:`SessionBusy`, Pi's Agent does the same); :meth:`AgentSession.abort` aborts the active
-run (harmless when idle). Persistence is the caller's: ``on_message`` receives every message the
+run (harmless when idle). While a run is active, :meth:`AgentSession.steer` queues a user message
+for the next model request and :meth:`AgentSession.follow_up` one for when the run would end
+(Pi's steer / follow-up; :mod:`pi_lsp.agent.loop` delivers them). Persistence is the caller's: ``on_message`` receives every message the
 moment its ``message_end`` is emitted (the daemon journals it), and ``on_event`` every event.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,8 +26,15 @@ BUSY_MESSAGE = (
 )
 
 
+IDLE_MESSAGE = "No run is active in session {id}: send the text with pi/prompt instead."
+
+
 class SessionBusy(Exception):
     """A prompt arrived while a run is active; ``str(exc)`` is the message for the client."""
+
+
+class SessionIdle(Exception):
+    """A steering or follow-up message arrived while no run is active; ``str(exc)`` says so."""
 
 
 def new_session_id() -> str:
@@ -45,6 +55,33 @@ class AgentSession:
         self.id = session_id or new_session_id()
         self.messages: list[Message] = list(messages)
         self.signal: AbortSignal | None = None
+        self._steering: list[Message] = []
+        self._follow_ups: list[Message] = []
+
+    def steer(self, text: str) -> int:
+        """Queue ``text`` as a user message sent with the next model request of the active run
+        (after the running tool calls end). Returns how many steering messages wait. Raises
+        :class:`SessionIdle` when no run is active."""
+        if self.signal is None:
+            raise SessionIdle(IDLE_MESSAGE.format(id=self.id))
+        self._steering.append(UserMessage(content=text))
+        return len(self._steering)
+
+    def follow_up(self, text: str) -> int:
+        """Queue ``text`` as a user message that continues the active run when it would end.
+        Returns how many follow-ups wait. Raises :class:`SessionIdle` when no run is active."""
+        if self.signal is None:
+            raise SessionIdle(IDLE_MESSAGE.format(id=self.id))
+        self._follow_ups.append(UserMessage(content=text))
+        return len(self._follow_ups)
+
+    def _take_steering(self) -> list[Message]:
+        taken, self._steering = self._steering, []
+        return taken
+
+    def _take_follow_ups(self) -> list[Message]:
+        taken, self._follow_ups = self._follow_ups, []
+        return taken
 
     @property
     def running(self) -> bool:
@@ -72,7 +109,9 @@ class AgentSession:
         ``signal`` (optional) is the run's abort signal, so the caller can register it (e.g. for
         ``$/cancelRequest``) before the run starts. ``on_event`` gets every event dict;
         ``on_message`` gets the wire form of every message at its ``message_end``. Raises
-        :class:`SessionBusy` when a run is already active (nothing is appended then).
+        :class:`SessionBusy` when a run is already active (nothing is appended then). Steering
+        and follow-up messages still queued when the run ends (it failed, was aborted or hit the
+        turn limit) are dropped and listed in the result's ``undelivered``.
         """
         if self.signal is not None:
             raise SessionBusy(BUSY_MESSAGE.format(id=self.id))
@@ -85,9 +124,13 @@ class AgentSession:
             if on_event is not None:
                 on_event(event)
 
+        config = dataclasses.replace(config, steering=self._take_steering, follow_up=self._take_follow_ups)
         try:
-            return await run_agent(
+            result = await run_agent(
                 config, self.messages, [UserMessage(content=text)], signal=run_signal, emit=sink
             )
         finally:
             self.signal = None
+            left = self._take_steering() + self._take_follow_ups()
+        result.undelivered = result.undelivered + left
+        return result

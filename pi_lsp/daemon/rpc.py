@@ -37,6 +37,9 @@ ABORT = "pi/abort"
 CHANGES = "pi/changes"
 REVERT_CHANGES = "pi/revertChanges"
 KEEP_CHANGES = "pi/keepChanges"
+SESSIONS = "pi/sessions"
+STEER = "pi/steer"
+FOLLOW_UP = "pi/followUp"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""
@@ -239,6 +242,21 @@ def parse_revert_changes(
         lists.append(value)
     files = [to_fs_path(f) if f.startswith("file:") else f for f in lists[0]] if lists[0] is not None else None
     return session_id, turn, files, lists[1]
+def parse_queued_message(method: str, params: Any) -> tuple[str, str]:
+    """``{sessionId, text}`` of ``pi/steer`` / ``pi/followUp`` -> (session id, text); both must
+    be non-empty strings."""
+    obj = _object(method, params)
+    session_id, text = obj.get("sessionId"), obj.get("text")
+    if not isinstance(session_id, str) or not session_id:
+        raise invalid_params(method, "sessionId must be a non-empty string")
+    if not isinstance(text, str) or not text.strip():
+        raise invalid_params(method, "text must be a non-empty string")
+    return session_id, text
+
+
+def parse_sessions(params: Any) -> None:
+    """``{}`` (or ``null``); anything but an object is InvalidParams."""
+    _object(SESSIONS, params)
 
 
 def request_failed(method: str, message: str) -> JsonRpcException:

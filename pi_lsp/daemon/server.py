@@ -28,7 +28,7 @@ from pygls.uris import to_fs_path
 
 from pi_lsp import __version__
 from pi_lsp.daemon import rpc
-from pi_lsp.agent.session import SessionBusy
+from pi_lsp.agent.session import SessionBusy, SessionIdle
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
@@ -478,6 +478,26 @@ def create_server() -> PiLanguageServer:
         session_id, _, _, hunks = rpc.parse_revert_changes(params, method=rpc.KEEP_CHANGES)
         ls.require_host().changes.mark(session_id, "kept", hunks or [])
         return {"kept": hunks or []}
+    @server.feature(rpc.STEER)
+    def steer(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        session_id, text = rpc.parse_queued_message(rpc.STEER, params)
+        try:
+            return ls.agents.queue(session_id, text, follow_up=False)
+        except SessionIdle as exc:
+            raise rpc.request_failed(rpc.STEER, str(exc)) from exc
+
+    @server.feature(rpc.FOLLOW_UP)
+    def follow_up(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        session_id, text = rpc.parse_queued_message(rpc.FOLLOW_UP, params)
+        try:
+            return ls.agents.queue(session_id, text, follow_up=True)
+        except SessionIdle as exc:
+            raise rpc.request_failed(rpc.FOLLOW_UP, str(exc)) from exc
+
+    @server.feature(rpc.SESSIONS)
+    def sessions(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        rpc.parse_sessions(params)
+        return {"sessions": ls.agents.summaries(ls.require_host().env.cwd)}
 
     @server.feature(rpc.ABORT)
     def abort(ls: PiLanguageServer, params: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -55,6 +55,14 @@ class ChangesSection(_Section):
 
     max_file_bytes: int = Field(8 << 20, ge=0)
     max_total_bytes: int = Field(512 << 20, ge=0)
+class CompactionSection(_Section):
+    """``pi.compaction`` (:mod:`pi_lsp.agent.compaction`): ``enabled``; ``reserveTokens`` kept free
+    for the reply (compaction starts above ``contextWindow - reserveTokens``); ``keepRecentTokens``
+    of recent conversation kept verbatim."""
+
+    enabled: bool = True
+    reserve_tokens: int = Field(16384, ge=0)
+    keep_recent_tokens: int = Field(20000, ge=0)
 
 
 class Settings(_Section):
@@ -62,8 +70,17 @@ class Settings(_Section):
 
     Provider fields mirror ``pi_lsp.llm`` ``ProviderSettings`` (retries, backoff and timeouts in
     seconds); ``activeTools`` ``None`` means Pi's default active set.
+
+    ``provider``: ``openai`` (any OpenAI-compatible chat completions endpoint) or ``anthropic``
+    (the Messages API; ``baseUrl`` then defaults to ``https://api.anthropic.com/v1`` and, for that
+    URL, ``apiKeyEnv`` to ``ANTHROPIC_API_KEY``). ``maxTokens``: the reply's token limit (unset:
+    the server's default; Anthropic, which needs one, gets 16384 plus the thinking budget).
+    ``thinking``: Anthropic's extended-thinking budget in tokens, 0 (off) or at least 1024 (the
+    API's minimum). ``contextWindow``: the model's window in tokens (unset: a known default for
+    common models, else 128000; :mod:`pi_lsp.llm.context_windows`).
     """
 
+    provider: Literal["openai", "anthropic"] = "openai"
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
@@ -81,9 +98,20 @@ class Settings(_Section):
     read_timeout_seconds: float = Field(120.0, gt=0)
     external_socket: bool = True
     """Serve other local agents (``pi-lsp mcp``) on the private per-user socket (read at ``initialize``)."""
+    max_tokens: int | None = Field(None, gt=0)
+    thinking: int = Field(0, ge=0)
+    context_window: int | None = Field(None, gt=0)
+    compaction: CompactionSection = Field(default_factory=CompactionSection)
+
+    @field_validator("thinking")
+    @classmethod
+    def _thinking_minimum(cls, value: int) -> int:
+        if 0 < value < 1024:
+            raise ValueError("the thinking budget must be 0 (off) or at least 1024 tokens (Anthropic's minimum)")
+        return value
 
 
-_SECTIONS = {"edit", "bash", "approvals"}
+_SECTIONS = {"edit", "bash", "approvals", "compaction"}
 _MAX_PASSES = 64
 
 

@@ -2,8 +2,10 @@
 
 1. Copy the bundled sample project (``pi_lsp/demo/sample``: its slugify tests fail until accents
    are folded and dashes trimmed) into a temp folder.
-2. Start ``pi-lsp replay --session pi_lsp/demo/session.jsonl --port 0`` as a subprocess and read its
-   URL from its first stdout line (skipped when ``--base-url`` points at a real endpoint).
+2. Start ``pi-lsp replay --session pi_lsp/demo/session.jsonl --port 0 --format {provider}`` as a
+   subprocess and read its URL from its first stdout line (skipped when ``--base-url`` points at a
+   real endpoint). ``--provider anthropic`` runs the same session over Anthropic's Messages API
+   (``pi.provider: "anthropic"``; the replay streams Messages API events).
 3. Start the daemon over stdio with :class:`~pi_lsp.demo.fake_editor.FakeEditor` as the client
    (UTF-16 columns, versioned edits, saving): it opens ``textkit/slug.py`` (clean) and
    ``CHANGELOG.md``, and the "user" types an unsaved line into ``CHANGELOG.md``, a dirty buffer the
@@ -59,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="pi-lsp demo",
         description="Run the bundled end-to-end demo: a recorded model fixes a sample project through a fake editor.",
     )
-    parser.add_argument("--base-url", help="a real OpenAI-compatible endpoint instead of the replay (e.g. http://127.0.0.1:11434/v1)")
+    parser.add_argument("--provider", choices=("openai", "anthropic"), default="openai",
+                        help="the wire format: openai (chat completions, default) or anthropic (Messages API)")
+    parser.add_argument("--base-url", help="a real endpoint instead of the replay (e.g. http://127.0.0.1:11434/v1)")
     parser.add_argument("--model", help="model id for --base-url")
     parser.add_argument("--api-key-env", help="NAME of the environment variable holding the API key for --base-url")
     parser.add_argument("--workdir", help="work in this folder (created; must be empty) and keep it afterwards")
@@ -108,9 +112,10 @@ class _Replay:
         self.stderr: list[str] = []
         self._drain: asyncio.Task[None] | None = None
 
-    async def start(self, session: Path, env: dict[str, str]) -> str:
+    async def start(self, session: Path, env: dict[str, str], api_format: str = "openai") -> str:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "pi_lsp", "replay", "--session", str(session), "--port", "0",
+            "--format", api_format,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=env,
         )
@@ -157,15 +162,15 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     editor: FakeEditor | None = None
     try:
         if args.base_url:
-            settings: dict[str, Any] = {"baseUrl": args.base_url, "model": args.model}
+            settings: dict[str, Any] = {"provider": args.provider, "baseUrl": args.base_url, "model": args.model}
             if args.api_key_env:
                 settings["apiKeyEnv"] = args.api_key_env
-            log.line(f"model: {settings['model']} at {args.base_url}")
+            log.line(f"model: {settings['model']} at {args.base_url} ({args.provider})")
         else:
             replay = _Replay()
-            url = await replay.start(SESSION, env)
-            settings = {"baseUrl": url, "model": "replay", "maxRetries": 0}
-            log.line(f"model: pi-lsp replay of {SESSION.name} at {url}")
+            url = await replay.start(SESSION, env, args.provider)
+            settings = {"provider": args.provider, "baseUrl": url, "model": "replay", "maxRetries": 0}
+            log.line(f"model: pi-lsp replay of {SESSION.name} at {url} ({args.provider} format)")
         editor = FakeEditor(
             project, initialization_options={"pi": settings}, env=env, message_answer=APPROVAL_ANSWER
         )

@@ -78,11 +78,11 @@ def _user(message: UserMessage, images: bool) -> dict[str, Any] | None:
 
 def _assistant(message: AssistantMessage, same_model: bool) -> dict[str, Any] | None:
     blocks = message.content
-    if not same_model:  # another model's reasoning is passed on as plain text (Pi)
+    if not same_model:  # another model's reasoning is passed on as plain text (Pi); encrypted is dropped
         blocks = [
             TextContent(text=b.thinking) if isinstance(b, ThinkingContent) else b
             for b in blocks
-            if not (isinstance(b, ThinkingContent) and not b.thinking.strip())
+            if not (isinstance(b, ThinkingContent) and (b.redacted or not b.thinking.strip()))
         ]
     text = "".join(b.text for b in blocks if isinstance(b, TextContent) and b.text.strip())
     out: dict[str, Any] = {"role": "assistant", "content": text or None}

@@ -42,13 +42,14 @@ class LlmContext:
 
 
 class ProviderSettings(BaseModel):
-    """Where and how to reach an OpenAI-compatible chat completions endpoint.
+    """Where and how to reach the model's endpoint (OpenAI-compatible chat completions or
+    Anthropic's Messages API; the provider class decides the wire format).
 
     Field names are snake_case in Python and camelCase in settings (``baseUrl``, ``apiKeyEnv``,
     ``maxRetries`` ...). All durations are in seconds (floats allowed, so tests set them small).
 
-    - ``base_url``: the API root, e.g. ``http://127.0.0.1:8080/v1``; ``/chat/completions`` is
-      appended.
+    - ``base_url``: the API root, e.g. ``http://127.0.0.1:8080/v1``; ``/chat/completions`` (or
+      ``/messages``) is appended.
     - ``model``: the model id sent as ``model``.
     - ``api_key_env``: the NAME of the environment variable holding the API key. The key itself is
       never a setting, never logged, never put in an error message. ``None`` sends no key (local
@@ -61,7 +62,10 @@ class ProviderSettings(BaseModel):
       request with an error that names the wait instead of sleeping that long.
     - ``connect_timeout_seconds``; ``read_timeout_seconds`` (the longest silence between two
       received chunks, so a stalled stream fails instead of hanging).
-    - ``max_tokens``, ``temperature``: sent only when set.
+    - ``max_tokens``, ``temperature``: sent only when set (Anthropic's Messages API requires
+      ``max_tokens``; its provider sends :data:`ANTHROPIC_DEFAULT_MAX_TOKENS` when unset).
+    - ``thinking_budget``: Anthropic extended thinking, ``budget_tokens`` (at least 1024, the API's
+      minimum); ``None`` or 0 is off. The OpenAI-compatible provider ignores it.
     - ``supports_images``: whether the model accepts images; otherwise images are replaced by a
       text placeholder, as Pi does for text-only models.
     """
@@ -79,7 +83,16 @@ class ProviderSettings(BaseModel):
     read_timeout_seconds: float = Field(default=120.0, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
+    thinking_budget: int | None = Field(default=None, ge=0)
     supports_images: bool = True
+
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"
+"""Anthropic's API root (``/messages`` is appended)."""
+ANTHROPIC_API_KEY_ENV = "ANTHROPIC_API_KEY"
+"""The variable Anthropic's own tools read the key from."""
+ANTHROPIC_DEFAULT_MAX_TOKENS = 16384
+"""``max_tokens`` sent to Anthropic when ``maxTokens`` is not set (the API has no default)."""
 
 
 @runtime_checkable

@@ -1,13 +1,17 @@
-"""``pi-lsp replay``: a loopback OpenAI-compatible server that replays a recorded session.
+"""``pi-lsp replay``: a loopback model server that replays a recorded session.
 
-``pi-lsp replay --session FILE [--port 0] [--host 127.0.0.1] [--chunk-delay-ms N]`` serves the
-turns of a recording (:mod:`pi_lsp.llm.recording`) one per request, in order:
+``pi-lsp replay --session FILE [--format openai|anthropic] [--port 0] [--host 127.0.0.1]
+[--chunk-delay-ms N]`` serves the turns of a recording (:mod:`pi_lsp.llm.recording`) one per
+request, in order. With ``--format openai`` (the default):
 
 - ``POST /v1/chat/completions`` (and ``/chat/completions``) streams the next turn as server-sent
   events the way real servers do: a role chunk, reasoning and text in pieces of
   ``text_chunk_chars`` characters, each tool call as a header chunk (``index``, ``id``, ``name``)
   followed by its argument text in pieces of ``arg_chunk_chars`` characters, a ``finish_reason``
   chunk, a usage chunk, then ``data: [DONE]``. Chunked transfer encoding, keep-alive.
+- With ``--format anthropic``, ``POST /v1/messages`` (and ``/messages``) streams the turn as
+  Anthropic Messages API events (:mod:`pi_lsp.llm.replay_anthropic`), each framed with its
+  ``event:`` line; errors use the API's ``{"type": "error", "error": {...}}`` shape.
 - When the request differs from the turn's ``expect``, one line per difference goes to stderr
   (``replay: turn N: ...``); the turn is served anyway.
 - After the last turn, requests get a 400 JSON error saying the recording is exhausted.
@@ -36,7 +40,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
 
+from pi_lsp.llm import replay_anthropic
 from pi_lsp.llm.recording import RecordedTurn, RecordingError, load_recording
+
+FORMATS = ("openai", "anthropic")
 
 _FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
 
@@ -80,6 +87,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # stdout/stderr stay quiet; divergences are reported by the ReplayServer
 
+    def _send_error(self, status: int, message: str) -> None:
+        if self.server.owner.format == "anthropic":
+            kind = "not_found_error" if status == 404 else "invalid_request_error"
+            self._send_json(status, {"type": "error", "error": {"type": kind, "message": message}})
+        else:
+            self._send_json(status, {"error": {"message": message}})
+
     def _send_json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
@@ -92,23 +106,25 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send_json(200, {"object": "list", "data": [{"id": "replay", "object": "model", "owned_by": "pi-lsp"}]})
         else:
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self._send_error(404, f"no route {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+        owner = self.server.owner
+        anthropic = owner.format == "anthropic"
+        routes = ("/v1/messages", "/messages") if anthropic else ("/v1/chat/completions", "/chat/completions")
+        if self.path.rstrip("/") not in routes:
+            self._send_error(404, f"no route {self.path}")
             return
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
-            self._send_json(400, {"error": {"message": "request body is not JSON"}})
+            self._send_error(400, "request body is not JSON")
             return
-        owner = self.server.owner
-        taken = owner._take(body)
+        taken = owner._take(replay_anthropic.as_chat_request(body) if anthropic else body)
         if taken is None:
-            self._send_json(400, {"error": {"message": f"replay: the recording's {len(owner.turns)} turns were all served"}})
+            self._send_error(400, f"replay: the recording's {len(owner.turns)} turns were all served")
             return
         number, turn = taken
         model = str(body.get("model") or "replay") if isinstance(body, dict) else "replay"
@@ -117,12 +133,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in turn_chunks(
-            turn, model=model, number=number, text_chunk_chars=owner.text_chunk_chars,
-            arg_chunk_chars=owner.arg_chunk_chars)]
-        events.append("data: [DONE]\n\n")
-        for event in events:
-            data = event.encode("utf-8")
+        sizes = {"text_chunk_chars": owner.text_chunk_chars, "arg_chunk_chars": owner.arg_chunk_chars}
+        if anthropic:
+            events = [replay_anthropic.sse_bytes(e) for e in replay_anthropic.turn_events(
+                turn, model=model, number=number, **sizes)]
+        else:
+            events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode("utf-8") for c in turn_chunks(
+                turn, model=model, number=number, **sizes)]
+            events.append(b"data: [DONE]\n\n")
+        for data in events:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
             if owner.chunk_delay_seconds:
@@ -146,6 +165,7 @@ class ReplayServer:
     """Serve recorded turns over loopback HTTP (see the module docstring).
 
     ``turns``: the parsed recording, or a path to load. ``port=0`` picks a free port.
+    ``api_format``: ``"openai"`` (chat completions) or ``"anthropic"`` (Messages API).
     ``divergences`` collects every logged mismatch (``"turn N: ..."``, N 1-based); ``served``
     counts turns served. Use as a context manager or call :meth:`start`/:meth:`stop`.
     """
@@ -160,7 +180,11 @@ class ReplayServer:
         text_chunk_chars: int = 24,
         arg_chunk_chars: int = 16,
         log: TextIO | None = None,
+        api_format: str = "openai",
     ) -> None:
+        if api_format not in FORMATS:
+            raise ValueError(f"api_format must be one of {FORMATS}, got {api_format!r}")
+        self.format = api_format
         self.turns = load_recording(turns) if isinstance(turns, (str, Path)) else list(turns)
         self.host, self.port = host, port
         self.chunk_delay_seconds = chunk_delay_seconds
@@ -252,10 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="TCP port (0 = pick a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--chunk-delay-ms", type=float, default=0.0, help="pause between streamed chunks")
+    parser.add_argument("--format", choices=FORMATS, default="openai",
+                        help="wire format: openai (POST /v1/chat/completions) or anthropic (POST /v1/messages)")
     args = parser.parse_args(argv)
     try:
         server = ReplayServer(args.session, host=args.host, port=args.port,
-                              chunk_delay_seconds=max(0.0, args.chunk_delay_ms) / 1000.0)
+                              chunk_delay_seconds=max(0.0, args.chunk_delay_ms) / 1000.0, api_format=args.format)
         url = server.start()
     except RecordingError as exc:
         print(f"pi-lsp replay: {exc}", file=sys.stderr)

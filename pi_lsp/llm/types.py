@@ -51,13 +51,19 @@ class ImageContent(WireModel):
 
 
 class ThinkingContent(WireModel):
-    """Reasoning text streamed by the model (``reasoning_content`` in OpenAI-compatible APIs)."""
+    """Reasoning text streamed by the model (``reasoning_content`` in OpenAI-compatible APIs,
+    ``thinking`` blocks in Anthropic's Messages API)."""
 
     type: Literal["thinking"] = "thinking"
     thinking: str
     thinking_signature: str | None = None
     """For OpenAI-compatible servers: the delta field the reasoning came in (``reasoning_content``,
-    ``reasoning``); the provider sends the reasoning back under that field (Pi does the same)."""
+    ``reasoning``); the provider sends the reasoning back under that field (Pi does the same).
+    For Anthropic: the block's ``signature`` (the ``data`` of a redacted block), which must be
+    sent back unchanged with the block."""
+    redacted: bool | None = None
+    """Anthropic ``redacted_thinking``: the reasoning is encrypted in ``thinking_signature`` and
+    ``thinking`` is a placeholder (Pi's field of the same name)."""
 
 
 class ToolCall(WireModel):

@@ -103,3 +103,91 @@ def test_provider_settings_come_from_the_pi_settings() -> None:
     assert (provider.max_retries, provider.backoff_initial_seconds, provider.read_timeout_seconds) == (1, 0.01, 5)
     defaults = provider_settings(parse_settings(None)[0])
     assert defaults.base_url.startswith("http://127.0.0.1") and defaults.api_key_env is None
+
+
+def test_anthropic_provider_settings_and_defaults() -> None:
+    from pi_lsp.daemon.agent_sessions import make_provider, missing_model_settings
+
+    settings, problems = parse_settings({"provider": "anthropic", "model": "claude-sonnet-4-5", "maxTokens": 4096,
+                                         "thinking": 2048})
+    assert problems == []
+    provider = provider_settings(settings)
+    assert (provider.base_url, provider.api_key_env) == ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY")
+    assert (provider.max_tokens, provider.thinking_budget) == (4096, 2048)
+    assert missing_model_settings(settings) is None
+    assert type(make_provider(settings)).__name__ == "AnthropicProvider"
+    local, _ = parse_settings({"provider": "anthropic", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"})
+    assert provider_settings(local).api_key_env is None
+    bad, problems = parse_settings({"provider": "gemini", "thinking": 500, "maxTokens": 0})
+    assert bad.provider == "openai" and bad.thinking == 0 and bad.max_tokens is None
+    assert len(problems) == 3 and any("at least 1024" in p for p in problems)
+    assert type(make_provider(bad)).__name__ == "OpenAICompatProvider"
+
+
+def test_a_compaction_is_journaled_and_loading_continues_from_the_summary(tmp_path: Path) -> None:
+    from pi_lsp.agent.compaction import is_summary_message
+
+    journal = SessionJournal("c1", Path("/w"), tmp_path)
+    texts = ["first", "second", "third", "fourth"]
+    for text in texts:
+        journal.message(to_wire(UserMessage(content=text)))
+    journal.compaction({"type": "compaction", "summarized": False, "keptMessages": 4})  # trimming: nothing lasting
+    journal.compaction({"type": "compaction", "summarized": True, "summary": "S1", "keptMessages": 2,
+                        "tokensBefore": 900, "tokensAfter": 300, "timestamp": 5})
+    journal.message(to_wire(UserMessage(content="fifth")))
+    loaded = load_messages("c1", tmp_path)
+    assert loaded is not None and is_summary_message(loaded[0]) and "S1" in loaded[0].content
+    assert loaded[0].timestamp == 5
+    assert [m.content for m in loaded[1:]] == ["third", "fourth", "fifth"]
+    # a second compaction folds the first summary in
+    journal.compaction({"type": "compaction", "summarized": True, "summary": "S2", "keptMessages": 1})
+    again = load_messages("c1", tmp_path)
+    assert again is not None and "S2" in again[0].content and [m.content for m in again[1:]] == ["fifth"]
+    lines = [json.loads(line) for line in journal.path.read_text().splitlines()]
+    assert [line["type"] for line in lines].count("compaction") == 2
+    assert sum(line["type"] == "message" for line in lines) == 5  # the full history stays in the journal
+
+
+def test_compaction_settings_defaults_and_overrides() -> None:
+    from pi_lsp.daemon.agent_sessions import compaction_settings
+
+    claude = compaction_settings(parse_settings({"model": "anthropic/claude-sonnet-4-5"})[0])
+    assert (claude.context_window, claude.reserve_tokens, claude.keep_recent_tokens, claude.enabled) == (200_000, 16384, 20000, True)
+    assert compaction_settings(parse_settings({"model": "some-local-model"})[0]).context_window == 128_000
+    small, problems = parse_settings({"model": "m", "contextWindow": 8192, "compaction": {"enabled": False, "reserveTokens": 1000, "keepRecentTokens": -1}})
+    assert problems and "compaction.keepRecentTokens" in problems[0]
+    custom = compaction_settings(small)
+    assert (custom.context_window, custom.reserve_tokens, custom.keep_recent_tokens, custom.enabled) == (8192, 1000, 20000, False)
+    assert compaction_settings(parse_settings({"contextWindow": 8192})[0]).limit == 4096  # the reserve is capped at half
+
+
+def test_interrupted_results_close_only_unanswered_calls_of_the_last_reply() -> None:
+    from pi_lsp.daemon.session_journal import INTERRUPTED_TEXT, interrupted_results
+
+    calls = AssistantMessage(content=[ToolCall(id="a", name="bash", arguments={}), ToolCall(id="b", name="read", arguments={})],
+                             stop_reason="toolUse")
+    done = ToolResultMessage(tool_call_id="a", tool_name="bash", content=[TextContent(text="ok")])
+    [closer] = interrupted_results([UserMessage(content="go"), calls, done])
+    assert (closer.tool_call_id, closer.tool_name, closer.is_error) == ("b", "read", True)
+    assert closer.content[0].text == INTERRUPTED_TEXT
+    assert interrupted_results([UserMessage(content="go")]) == []
+    failed = AssistantMessage(content=calls.content, stop_reason="error", error_message="cut")
+    assert interrupted_results([UserMessage(content="go"), failed]) == []  # never ran: repair drops it
+
+
+def test_list_sessions_filters_by_workspace_and_sorts_by_last_activity(tmp_path: Path) -> None:
+    from pi_lsp.daemon.session_journal import FIRST_PROMPT_CHARS, list_sessions
+
+    older = SessionJournal("older", Path("/w"), tmp_path)
+    older.message(to_wire(UserMessage(content="  first\n\nprompt  ", timestamp=10)))
+    older.message(to_wire(AssistantMessage(content=[TextContent(text="hi")], timestamp=20)))
+    newer = SessionJournal("newer", Path("/w"), tmp_path)
+    newer.message(to_wire(UserMessage(content=[TextContent(text="x" * 500)], timestamp=30)))
+    SessionJournal("other", Path("/elsewhere"), tmp_path).message(to_wire(UserMessage(content="no", timestamp=40)))
+    (tmp_path / "junk.jsonl").write_text("{}\n")
+    listed = list_sessions(Path("/w"), tmp_path)
+    assert [s["id"] for s in listed] == ["newer", "older"]
+    assert listed[1]["firstPrompt"] == "first prompt" and (listed[1]["turns"], listed[1]["prompts"]) == (1, 1)
+    assert listed[1]["updated"] == 20
+    assert len(listed[0]["firstPrompt"]) == FIRST_PROMPT_CHARS and listed[0]["firstPrompt"].endswith("...")
+    assert list_sessions(Path("/w"), tmp_path / "missing") == []

@@ -153,3 +153,55 @@ def test_cli_rejects_a_bad_recording(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pi_lsp", "replay", "--session", str(bad)],
                           capture_output=True, text=True, cwd=REPO, timeout=30)
     assert done.returncode == 2 and "bad.jsonl:1:" in done.stderr and done.stdout == ""
+
+
+async def test_anthropic_format_round_trip_through_the_anthropic_provider() -> None:
+    from pi_lsp.llm.anthropic import AnthropicProvider
+
+    with ReplayServer(parse_recording(RECORDING), log=io.StringIO(), arg_chunk_chars=5, api_format="anthropic") as server:
+        provider = AnthropicProvider(ProviderSettings(base_url=server.url, model="claude-x", thinking_budget=1024))
+        user = UserMessage(content="Please summarise notes")
+        events, first = await _run(provider, LlmContext("sys", [user], TOOLS))
+        assert first.stop_reason == "toolUse" and first.api == "anthropic-messages"
+        assert first.tool_calls() == [
+            ToolCall(id="call_1", name="read", arguments={"path": "notes/ünï.txt"}),
+            ToolCall(id="call_2", name="grep", arguments={"pattern": "TODO", "path": "."}),
+        ]
+        assert len([e for e in events if isinstance(e, ToolCallDelta) and e.index == 0]) > 3
+        assert first.content[0].thinking == "Look first." and first.content[0].thinking_signature == "replay-signature-1"
+        assert first.content[1] == TextContent(text="I will read it.")
+        results = [
+            ToolResultMessage(tool_call_id="call_1", tool_name="read", content=[TextContent(text="hello")]),
+            ToolResultMessage(tool_call_id="call_2", tool_name="grep", content=[TextContent(text="No matches")]),
+        ]
+        _, second = await _run(provider, LlmContext("sys", [user, first, *results], TOOLS))
+        assert second.stop_reason == "stop" and second.content == [TextContent(text="The file says hello.")]
+        _, third = await _run(provider, LlmContext("sys", [user], TOOLS))
+        await provider.aclose()
+    # the expectations (user text, tools, tool result ids and text) were checked on the Messages shape
+    assert server.divergences == ["turn 3: request after the last recorded turn"]
+    assert third.stop_reason == "error" and "turns were all served" in (third.error_message or "")
+
+
+def test_cli_anthropic_format_streams_message_events(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_text(RECORDING, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pi_lsp", "replay", "--session", str(session), "--port", "0", "--format", "anthropic"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )
+    try:
+        url = proc.stdout.readline().strip()
+        missing = httpx.post(url + "/chat/completions", json={})
+        assert missing.status_code == 404 and missing.json()["type"] == "error"
+        with httpx.stream("POST", url + "/messages", json={"model": "x", "max_tokens": 9, "messages": []}) as response:
+            assert response.headers["content-type"] == "text/event-stream"
+            body = response.read().decode()
+        assert body.startswith("event: message_start\ndata: {")
+        assert body.endswith('event: message_stop\ndata: {"type": "message_stop"}\n\n')
+        assert "event: content_block_delta" in body and '"input_json_delta"' in body and "event: ping" in body
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        proc.kill()
+        proc.wait()

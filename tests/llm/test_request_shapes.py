@@ -134,3 +134,15 @@ def test_error_descriptions() -> None:
     assert llama.startswith("Context overflow")
     long_text = describe_http_error(500, "x", "text/plain", b"y" * 5000)
     assert len(long_text) < 320 and long_text.endswith("...")
+
+
+def test_redacted_thinking_of_another_provider_is_not_sent_as_text() -> None:
+    from pi_lsp.llm.types import AssistantMessage, TextContent, ThinkingContent, UserMessage
+
+    claude = AssistantMessage(
+        content=[ThinkingContent(thinking="[Reasoning redacted]", thinking_signature="EmwK", redacted=True),
+                 ThinkingContent(thinking="plan", thinking_signature="sig"), TextContent(text="ok")],
+        api="anthropic-messages", provider="anthropic", model="claude-sonnet-4-5",
+    )
+    out = convert_messages("", [UserMessage(content="a"), claude], model_key=("openai-compatible", "openai-completions", "m"))
+    assert out[1] == {"role": "assistant", "content": "planok"}
