@@ -34,6 +34,7 @@ from pi_lsp.daemon.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
 from pi_lsp.daemon.approval_prompts import ApprovalPrompts
+from pi_lsp.daemon.client_log import CLIENT_LOG
 from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
 from pi_lsp.daemon.session_journal import SessionJournal
@@ -113,6 +114,7 @@ class PiLanguageServer(LanguageServer):
         """Abort running tool calls, end process groups, remove the temp folder. Idempotent."""
         for signal in list(self.tool_signals.values()):
             signal.abort("the session ended")
+        CLIENT_LOG.disconnect()
         self.events.close()
         if self.host is not None:
             await self.host.close()
@@ -232,6 +234,7 @@ def create_server() -> PiLanguageServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
+        CLIENT_LOG.connect(ls.protocol)  # from now on the log goes to the editor, not stderr
         ls.folders = _initial_folders(params)
         encoding = ls.protocol.workspace.position_encoding or "utf-16"
         ls.features = ClientFeatures.from_initialize(params, encoding)

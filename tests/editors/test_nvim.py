@@ -1,5 +1,5 @@
 """The Neovim plugin (editors/nvim) in real headless Neovim against the real daemon and
-``pi-lsp replay`` (issue 7). Each test runs one scenario script of ``editors/nvim/tests/``; the
+``pi-lsp replay`` (issue 7), each on Neovim 0.7.2 and 0.11.x (issue 15). Each test runs one scenario script of ``editors/nvim/tests/``; the
 command line ends in ``cquit 3`` and runs under ``timeout``, so a Lua error or a hang fails."""
 
 from __future__ import annotations
@@ -9,22 +9,24 @@ from pathlib import Path
 import pytest
 
 from tests.editors.editor_support import (
+    NEOVIM_VERSIONS,
     NVIM_PLUGIN,
     SESSIONS,
     Replay,
     assert_passed,
     editor_env,
     make_shim,
-    require_program,
+    neovim,
     run_editor,
 )
 
 SCENARIOS = NVIM_PLUGIN / "tests"
 
 
-@pytest.fixture
-def nvim() -> str:
-    return require_program("nvim", "neovim")
+@pytest.fixture(params=NEOVIM_VERSIONS, ids=lambda v: f"nvim{v}")
+def nvim(request: pytest.FixtureRequest) -> str:
+    """Every test runs on Debian's Neovim 0.7.2 and on 0.11.x (the same scenario files)."""
+    return neovim(request.param)
 
 
 def workspace(tmp_path: Path) -> Path:

@@ -6,6 +6,35 @@
 local H = { checks = {}, notes = {}, failed = false, notifications = {} }
 
 local api = vim.api
+H.uv = vim.uv or vim.loop
+
+--- The LSP clients (of `bufnr` when given), on every version without deprecated calls.
+function H.clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients(bufnr and { bufnr = bufnr } or nil)
+  end
+  return bufnr and vim.tbl_values(vim.lsp.buf_get_clients(bufnr)) or vim.lsp.get_active_clients()
+end
+
+--- `:checkhealth {name}` as lines in one form on every version: `OK: text`, `WARNING: text`,
+--- `ERROR: text`, `INFO: text` (0.7 writes `- OK: text`, 0.10+ `- ✅ OK text`).
+function H.health(name)
+  vim.cmd('checkhealth ' .. name)
+  local out = {}
+  for _, line in ipairs(api.nvim_buf_get_lines(0, 0, -1, false)) do
+    local body = line:gsub('^%s*%- ', '')
+    body = body:gsub('^[^%w%s]+%s+', '') -- the 0.10+ emoji
+    local level, rest = body:match('^(%u+):? (.*)$')
+    if level == 'OK' or level == 'WARNING' or level == 'ERROR' or level == 'INFO' then
+      table.insert(out, level .. ': ' .. rest)
+    else
+      table.insert(out, line)
+    end
+  end
+  local text = table.concat(out, '\n')
+  vim.cmd('bwipeout!')
+  return text
+end
 
 function H.check(name, ok, detail)
   table.insert(H.checks, { name = name, ok = ok and true or false, detail = (not ok) and vim.inspect(detail) or nil })
@@ -115,7 +144,7 @@ local function finish()
     vim.lsp.stop_client(id)
   end
   H.wait(3000, function()
-    return next(vim.lsp.get_active_clients()) == nil
+    return next(H.clients()) == nil
   end)
   if H.failed then
     vim.cmd('cquit 1')

@@ -59,15 +59,11 @@ function M.find_root(path)
   return nil
 end
 
---- The last document version this client sent for `bufnr` (the didChange version): Neovim uses
---- `b:changedtick`, but a write bumps changedtick without a didChange, so `util.buf_versions`
---- (0.7 to 0.10) is preferred when it knows the buffer.
+--- The last document version this client sent for `bufnr` (the didChange version; see
+--- `pi_lsp.versions`), else `b:changedtick` for a buffer that is not attached.
 function M.buf_version(bufnr)
-  local versions = vim.lsp.util.buf_versions
-  local ok, version = pcall(function()
-    return versions and versions[bufnr]
-  end)
-  if ok and type(version) == 'number' then
+  local version = require('pi_lsp.versions').get(bufnr)
+  if type(version) == 'number' then
     return version
   end
   return vim.api.nvim_buf_get_changedtick(bufnr)
@@ -132,6 +128,16 @@ function M.build_config(root)
     init_options = { pi = pi_settings },
     settings = { pi = pi_settings },
     flags = { debounce_text_changes = opts.debounce_text_changes },
+    on_init = function(client)
+      -- the buffers attached so far get their didOpen (version 0) right after this
+      local bufs = {}
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if vim.lsp.buf_is_attached(b, client.id) or (client.attached_buffers or {})[b] then
+          table.insert(bufs, b)
+        end
+      end
+      require('pi_lsp.versions').reopened(bufs)
+    end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         M.on_exit(code, signal, client_id)
@@ -165,6 +171,7 @@ function M.ensure(root, bufnr)
   local client = id and vim.lsp.get_client_by_id(id)
   if client then
     if bufnr and not vim.lsp.buf_is_attached(bufnr, id) then
+      require('pi_lsp.versions').track(bufnr)
       vim.lsp.buf_attach_client(bufnr, id)
     end
     return client, nil
@@ -181,6 +188,9 @@ function M.ensure(root, bufnr)
     return nil, problem
   end
   local cfg = M.build_config(root)
+  if bufnr then
+    require('pi_lsp.versions').track(bufnr)
+  end
   if HAS_011 then
     id = vim.lsp.start(cfg, { bufnr = bufnr, attach = bufnr ~= nil })
   elseif vim.lsp.start and bufnr then

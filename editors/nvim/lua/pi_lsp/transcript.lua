@@ -188,9 +188,16 @@ end
 
 local LEVELS = { 'ERROR', 'WARN', 'INFO', 'LOG' }
 
-function M.on_log_message(_, params, _)
+--- `window/logMessage`: pi-lsp sends its log this way (not stderr, which Neovim's LSP log shows
+--- as errors). Every line goes to :PiLog; errors and warnings also go to Neovim's LSP log with
+--- their own level (Neovim's default handler), so :LspLog holds real problems only.
+function M.on_log_message(err, params, ctx)
   if type(params) == 'table' then
     M.log(string.format('[%s] %s', LEVELS[params.type] or '?', tostring(params.message)))
+    local default = vim.lsp.handlers['window/logMessage']
+    if (params.type == 1 or params.type == 2) and default and default ~= M.on_log_message then
+      pcall(default, err, params, ctx)
+    end
   end
 end
 
