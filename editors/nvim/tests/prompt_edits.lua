@@ -17,20 +17,7 @@ H.run(function()
     },
   })
 
-  local asked = {}
-  vim.ui.select = function(items, opts, on_choice)
-    local titles = {}
-    for _, item in ipairs(items) do
-      table.insert(titles, opts.format_item(item))
-    end
-    table.insert(asked, { prompt = opts.prompt, titles = titles })
-    for _, item in ipairs(items) do
-      if item.title == 'Allow once' then
-        return on_choice(item, 1)
-      end
-    end
-    on_choice(nil, nil)
-  end
+  local asked = H.approver(function() return 'o' end) -- o: Allow once
 
   vim.cmd('edit dirty.txt')
   local dirty = api.nvim_get_current_buf()
@@ -63,18 +50,25 @@ H.run(function()
   H.check('dirty buffer stays modified', vim.bo[dirty].modified)
   H.check('dirty file unchanged on disk', H.read('dirty.txt') == 'alpha\nbeta\n', H.read('dirty.txt'))
 
-  H.check('approval asked through vim.ui.select', #asked == 1, asked)
-  H.check('approval offered Allow once', asked[1] and vim.tbl_contains(asked[1].titles, 'Allow once'), asked)
+  H.check('approval asked once, in the prompt window', #asked == 1, asked)
+  local shown = asked[1] and table.concat(asked[1].lines, '\n') or ''
+  H.check('the prompt shows the command and the three actions without a preselected one',
+    shown:find('Run bash: touch approved.txt', 1, true) and shown:find('[1] Allow once', 1, true)
+      and shown:find('[2] Allow for this session', 1, true) and shown:find('[3] Deny', 1, true)
+      and not shown:find('›', 1, true), shown)
   H.check('approved bash ran', H.uv.fs_stat('approved.txt') ~= nil)
 
-  H.check('transcript: prompt', H.transcript_has('> fix greet, the notes and the list'))
+  H.check('transcript: prompt as a quote', H.transcript_has('> fix greet, the notes and the list'))
   H.check('transcript: assistant text', H.transcript_has('Editing greet.py.'))
-  H.check('transcript: edit call with arguments', H.transcript_has('tool edit {') and H.transcript_has('"path":"closed.txt"'))
-  H.check('transcript: edit result', H.transcript_has('  ok: Successfully replaced 1 block(s) in greet.py.'))
-  H.check('transcript: bash call', H.transcript_has('tool bash {"command":"touch approved.txt"}'))
-  H.check('transcript: approval', H.transcript_has('approval answered: Allow once'))
+  H.check('transcript: one readable line per edit', H.transcript_row('✓ edit greet.py') and H.transcript_row('✓ edit closed.txt'))
+  H.check('transcript: the edit as a diff', H.transcript_has('  -    return "hi"') and H.transcript_has('  +    return "héllo 👋"'))
+  local added = H.transcript_row('  +    return "héllo 👋"')
+  H.check('transcript: added lines highlighted as a diff', added and vim.tbl_contains(H.transcript_groups(added), 'PiLspDiffAdd'),
+    added and H.transcript_groups(added))
+  H.check('transcript: the edit result', H.transcript_has('  │ Successfully replaced 1 block(s) in greet.py.'))
+  H.check('transcript: the bash call and its approval', H.transcript_row('✓ bash touch approved.txt · allowed once'))
   H.check('transcript: save', H.transcript_has('saved greet.py'))
-  H.check('transcript: end', H.transcript_has('-- done (stop) --'))
+  H.check('transcript: end', H.transcript_has('— done —'))
 
   local listed = nil
   require('pi_lsp').tools(nil, function(lines) listed = lines end)

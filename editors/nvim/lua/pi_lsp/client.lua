@@ -17,8 +17,15 @@ local HAS_011 = vim.fn.has('nvim-0.11') == 1
 M.by_root = {}
 
 --- Capabilities under `capabilities.experimental.pi` (design.md section 5). Neovim can save,
---- reload and load closed files into buffers, and reports its 'modified' flag.
-M.PI_FEATURES = { saveDocuments = true, reloadDocuments = true, editClosedFiles = true, documentState = true }
+--- reload and load closed files into buffers, reports its 'modified' flag, and answers
+--- `pi/requestApproval` with a prompt the server can withdraw (`pi_lsp.approvals`).
+M.PI_FEATURES = {
+  saveDocuments = true,
+  reloadDocuments = true,
+  editClosedFiles = true,
+  documentState = true,
+  approvals = true,
+}
 
 local function is_dir(path)
   local stat = uv.fs_stat(path)
@@ -106,6 +113,8 @@ function M.handlers()
     ['pi/saveDocuments'] = documents.save_documents,
     ['pi/reloadDocuments'] = documents.reload_documents,
     ['window/showMessageRequest'] = approvals.show_message_request,
+    ['pi/requestApproval'] = approvals.request_approval,
+    ['pi/approvalWithdrawn'] = approvals.approval_withdrawn,
     ['pi/event'] = transcript.on_event,
     ['window/logMessage'] = transcript.on_log_message,
     ['window/showMessage'] = transcript.on_show_message,

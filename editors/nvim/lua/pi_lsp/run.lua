@@ -18,7 +18,7 @@ M.session_id = nil
 M.last_reply = nil
 
 local function fail(message)
-  transcript.line('!! ' .. message)
+  transcript.error(message)
   vim.notify(message, vim.log.levels.ERROR)
 end
 
@@ -43,7 +43,7 @@ function M.prompt(text, selection)
   end
   if M.running then
     local message = 'pi_lsp: a prompt is already running; wait for it or stop it with :PiAbort'
-    transcript.line('!! ' .. message)
+    transcript.error(message)
     vim.notify(message, vim.log.levels.WARN)
     return false, message
   end
@@ -54,7 +54,7 @@ function M.prompt(text, selection)
     return false, problem
   end
   transcript.open()
-  transcript.line('> ' .. text:gsub('\n.*', ''))
+  transcript.prompt(text)
   local run = { client_id = client.id, text = text }
   M.running = run
   local params = { text = M.compose(text, selection) }
@@ -74,8 +74,8 @@ function M.prompt(text, selection)
     M.last_reply = result
     if type(result) == 'table' then
       M.session_id = result.sessionId or M.session_id
-      if result.errorMessage and result.errorMessage ~= vim.NIL then
-        transcript.line('!! ' .. tostring(result.errorMessage))
+      if result.errorMessage and result.errorMessage ~= vim.NIL and result.stopReason ~= 'error' then
+        transcript.error(tostring(result.errorMessage))
       end
     end
   end)
