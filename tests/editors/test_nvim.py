@@ -121,3 +121,37 @@ def test_document_state_keeps_a_buffer_marked_modified_unsaved(nvim: str, tmp_pa
         replay.stop()
     assert_passed(rc, data, output, replay)
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_approval_prompt_esc_denies_at_once_and_read_only_has_a_default(nvim: str, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
+    replay = Replay(SESSIONS / "nvim_approvals.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approvals.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not (ws / "denied.txt").exists()
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_approval_timeout.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approval_timeout.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not (ws / "late.txt").exists()
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_transcript_folds_diffs_live_output_and_the_prompt_buffer(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_transcript.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "transcript.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr

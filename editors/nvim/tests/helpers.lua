@@ -108,7 +108,7 @@ function H.transcript_has(pattern)
 end
 
 --- The user at the approval prompt: every 20 ms, when a prompt is on screen that was not handled
---- yet, record what its window shows (`{lines, id}`) and type `keys_for(record)` (a key string
+--- yet, record what its window shows and the status line text (`{lines, id, status, prompt}`) and type `keys_for(record)` (a key string
 --- for nvim_input, or nil to leave it). Returns the list of records.
 function H.approver(keys_for)
   local seen = {}
@@ -120,7 +120,12 @@ function H.approver(keys_for)
       return
     end
     handled = prompt
-    local record = { lines = api.nvim_buf_get_lines(api.nvim_win_get_buf(prompt.win), 0, -1, false), id = prompt.id }
+    local record = {
+      lines = api.nvim_buf_get_lines(api.nvim_win_get_buf(prompt.win), 0, -1, false),
+      id = prompt.id,
+      status = require('pi_lsp').status(),
+      prompt = prompt,
+    }
     table.insert(seen, record)
     local keys = keys_for(record)
     if keys then

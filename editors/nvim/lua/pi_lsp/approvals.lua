@@ -216,8 +216,9 @@ function M.request_approval(_, params, _)
     end
   end
   -- the transcript shows the question and its outcome from the server's approval_* pi/events
-  -- a little longer than the server waits: its withdrawal normally closes the prompt first
-  local action = ask(prompt, timeout + 2000)
+  -- longer than the server waits: its withdrawal closes the prompt; this limit only matters
+  -- when the server is gone
+  local action = ask(prompt, timeout + 5000)
   if prompt.withdrawn then
     return vim.NIL -- the server decided already; this answer is ignored there
   end
