@@ -237,6 +237,15 @@ function M.approval_withdrawn(_, params, _)
   end
 end
 
+--- The server exited: nobody waits for the open prompt any more; close it.
+function M.server_gone()
+  local prompt = M.current
+  if prompt and prompt.id then
+    prompt.withdrawn = { approvalId = prompt.id, reason = 'the server exited', decision = 'deny' }
+    close(prompt)
+  end
+end
+
 --- `window/showMessageRequest`: the same prompt with the request's actions (no default);
 --- returns the chosen `MessageActionItem` or vim.NIL.
 function M.show_message_request(_, params, _)

@@ -1,11 +1,10 @@
 --- pi_lsp.client: starting pi-lsp for a workspace root and attaching buffers to it.
 ---
---- One client per workspace root. Neovim 0.7 (tested): `vim.lsp.start_client` +
+--- One client per workspace root. Neovim 0.7: `vim.lsp.start_client` +
 --- `vim.lsp.buf_attach_client`. Neovim 0.8+: `vim.lsp.start` (reuses the client of the same
 --- name and root); 0.11+: `vim.lsp.start(config, {attach = false})` for a client without a
---- buffer and `client:request` (method call syntax). The newer paths follow Neovim's documented
---- APIs and are chosen by feature detection; they are not tested here (no such Neovim installs
---- from the registries this project builds with).
+--- buffer and `client:request` (method call syntax). Chosen by feature detection; 0.7.2 and
+--- 0.11.x are tested (0.8 to 0.10 are not).
 local config = require('pi_lsp.config')
 
 local M = {}
