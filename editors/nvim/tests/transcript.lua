@@ -36,7 +36,10 @@ H.run(function()
   H.check('the output showed live under the running call', live ~= nil)
 
   local t = require('pi_lsp.transcript')
-  H.check('the prompt is a Markdown quote', H.transcript_row('> Fix the greeting') and H.transcript_row('> and run the check'))
+  local quote = H.transcript_row('> and run the check')
+  H.check('the prompt is a Markdown quote', H.transcript_row('> Fix the greeting') and quote)
+  H.check('a blank line ends the quote before the text', quote and t.lines()[quote + 1] == '' and t.lines()[quote + 2] == '## Plan',
+    t.lines())
   H.check('the assistant text is Markdown', H.transcript_row('## Plan') and H.transcript_row('- edit `greet.py`'))
   H.check('the buffer is highlighted as Markdown', vim.bo[t.buffer()].syntax == 'markdown')
   local edit = H.transcript_row('✓ edit greet.py')

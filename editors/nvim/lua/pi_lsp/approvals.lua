@@ -42,6 +42,7 @@ local function close(prompt)
   if M.current == prompt then
     M.current = nil
   end
+  pcall(vim.cmd, 'redrawstatus!') -- statuslines showing require('pi_lsp').status()
   pcall(vim.cmd, 'redraw')
 end
 
@@ -160,6 +161,7 @@ local function ask(prompt, limit_ms)
   end
   M.current = prompt
   open(prompt)
+  pcall(vim.cmd, 'redrawstatus!')
   local last_second = -1
   vim.wait(limit_ms, function()
     if prompt.withdrawn or prompt.answered then

@@ -57,6 +57,7 @@ function M.prompt(text, selection)
   transcript.prompt(text)
   local run = { client_id = client.id, text = text }
   M.running = run
+  pcall(vim.cmd, 'redrawstatus!')
   local params = { text = M.compose(text, selection) }
   if M.session_id then
     params.sessionId = M.session_id
@@ -66,6 +67,7 @@ function M.prompt(text, selection)
       return -- already ended (the server exited)
     end
     M.running = nil
+    pcall(vim.cmd, 'redrawstatus!') -- statuslines showing require('pi_lsp').status()
     if err then
       M.last_reply = { error = err.message or tostring(err) }
       fail('pi-lsp: ' .. tostring(err.message or err))

@@ -467,7 +467,11 @@ function M.stream(text)
   end
   local b = M.buffer()
   if not in_text then
-    separate()
+    -- a blank line before the text (Markdown would continue a `>` quote into it), and a line
+    -- of its own to stream into
+    if not is_empty(b) then
+      append(last_line() == '' and { '' } or { '', '' })
+    end
     in_text = true
   end
   local pieces = split(text)
