@@ -59,11 +59,12 @@ class BadFrame:
 _USAGE = """
   pi-lsp [--stdio] [--log-file F] [-v]   the LSP daemon on stdio (the default)
   pi-lsp exec [...]                      run tool calls on the filesystem (JSON Lines in and out)
+  pi-lsp mcp [...]                       pi-lsp's tools for other agents over MCP (stdio)
   pi-lsp demo [...]                      the bundled end-to-end demo
   pi-lsp replay [...]                    a loopback OpenAI-compatible server replaying a recording
   pi-lsp --version"""
 
-_COMMANDS = "Run `pi-lsp exec --help`, `pi-lsp demo --help` or `pi-lsp replay --help` for their options."
+_COMMANDS = "Run `pi-lsp exec --help`, `pi-lsp mcp --help`, `pi-lsp demo --help` or `pi-lsp replay --help` for their options."
 
 
 def main(argv: list[str] | None = None) -> int:
