@@ -72,5 +72,7 @@ H.run(function()
   H.check('the text is not folded', fold(H.transcript_row('## Plan'))[1] == -1)
   api.nvim_win_call(win, function() vim.cmd(edit .. 'foldopen') end)
   H.check('the fold opens to the arguments and the result', fold(edit)[1] == -1 and fold(minus)[1] == -1)
-  H.check('the arguments are in the fold', vim.startswith(t.lines()[edit + 1], '  arguments: {'), t.lines()[edit + 1])
+  local args = { t.lines()[edit + 1], t.lines()[edit + 2] }
+  H.check('the arguments are in the fold, readable', args[1] == '  edits: 1 replacement(s)' and args[2] == '  path: greet.py', args)
+  H.check('a bash command is shown as typed', H.transcript_row('  $ echo boom; exit 3'))
 end)

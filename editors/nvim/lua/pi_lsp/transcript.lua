@@ -8,7 +8,7 @@
 ---   `● bash python3 -m unittest -q`        running (not folded: the live output tail shows)
 ---   `⏳ bash rm -rf build`                  waiting for the user's approval
 ---   `✓ edit textkit/slug.py · allowed once` done; `✗ ...` failed (marked as an error)
----   `  arguments: {...}`                   the call's arguments (JSON, cut)
+---   `  path: a.py`, `  $ make test`        the call's arguments, readable
 ---   `  --- a/... +++ ... @@ ... -old +new`  an edit's patch (`details.patch`), diff-highlighted
 ---   `  │ output line`                       the result text (while running: the last lines)
 ---   `  approval: ...`                      the question and its outcome
@@ -276,6 +276,38 @@ function M.summary(name, args)
   return cut(vim.trim(name .. ' ' .. text), SUMMARY_CHARS)
 end
 
+--- The arguments of a call as readable detail lines: `  path: a.py`, a bash command as
+--- `  $ line` lines, an edit's replacements counted (the diff shows them), other values as JSON.
+function M.argument_lines(name, args)
+  if type(args) ~= 'table' then
+    return { '  arguments: ' .. cut(json(args), ARGS_CHARS) }
+  end
+  local lines = {}
+  if name == 'bash' and type(args.command) == 'string' then
+    for _, line in ipairs(split(args.command)) do
+      table.insert(lines, '  $ ' .. line)
+    end
+  end
+  local keys = vim.tbl_keys(args)
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local value = args[key]
+    if not (name == 'bash' and key == 'command') then
+      if name == 'edit' and key == 'edits' and type(value) == 'table' then
+        table.insert(lines, string.format('  edits: %d replacement(s)', #value))
+      elseif type(value) == 'string' and not value:find('\n', 1, true) then
+        table.insert(lines, '  ' .. key .. ': ' .. cut(value, ARGS_CHARS))
+      else
+        table.insert(lines, '  ' .. key .. ': ' .. cut(json(value), ARGS_CHARS))
+      end
+    end
+  end
+  if #lines == 0 then
+    lines = { '  (no arguments)' }
+  end
+  return lines
+end
+
 local function result_text(result)
   local out = {}
   for _, block in ipairs(type(result) == 'table' and type(result.content) == 'table' and result.content or {}) do
@@ -334,7 +366,7 @@ function M.tool_start(event)
   block.header = api.nvim_buf_set_extmark(M.buffer(), NS, row, 0, {})
   blocks[id] = block
   table.insert(running, id)
-  put_details(block, { '  arguments: ' .. cut(json(event.args), ARGS_CHARS) })
+  put_details(block, M.argument_lines(event.toolName, event.args))
 end
 
 --- Live output of a running call (`tool_execution_update`'s `output`: text new since the last
