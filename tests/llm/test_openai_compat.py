@@ -112,18 +112,26 @@ async def test_arguments_split_across_many_chunks() -> None:
     assert message.tool_calls()[0].arguments == json.loads(arguments)
 
 
-async def test_length_stop_with_a_truncated_tool_call_salvages_arguments() -> None:
+@pytest.mark.parametrize(("reason", "stop_reason"), [("length", "length"), ("tool_calls", "toolUse"), ("stop", "stop")])
+async def test_truncated_arguments_are_never_salvaged_whatever_the_finish_reason(reason: str, stop_reason: str) -> None:
+    # issue 12 / Pi 1.x: partial parsing is for progress; a finished call whose arguments do not
+    # parse strictly gets {} and an argumentsError naming the problem and the received text
+    cut = "{\"path\": \"a.txt\", \"content\": \"partial te"
     reply = Reply(chunks=sse(
-        delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "write", "arguments": "{\"path\": \"a.txt\", \"content\": \"partial te"}}]),
-        finish("length"),
+        delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "write", "arguments": cut}}]),
+        finish(reason),
     ))
     async with ScriptedServer([reply]) as server:
         _, message = await collect(OpenAICompatProvider(settings(server.url)), context())
-    assert message.stop_reason == "length"
-    assert message.tool_calls()[0].arguments == {"path": "a.txt", "content": "partial te"}
+    assert message.stop_reason == stop_reason
+    [call] = message.tool_calls()
+    assert call.arguments == {}
+    assert call.arguments_error == (
+        f"Unterminated string in JSON at position {len(cut)}\n\nReceived arguments:\n{cut}"
+    )
 
 
-async def test_invalid_json_in_arguments_is_repaired_or_empty() -> None:
+async def test_invalid_json_in_arguments_is_repaired_or_an_arguments_error() -> None:
     reply = Reply(chunks=sse(
         delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "grep", "arguments": '{"pattern": "\\d+\n"}'}}]),
         delta(tool_calls=[{"index": 1, "id": "c2", "function": {"name": "read", "arguments": "not json at all"}}]),
@@ -133,8 +141,11 @@ async def test_invalid_json_in_arguments_is_repaired_or_empty() -> None:
         _, message = await collect(OpenAICompatProvider(settings(server.url)), context())
     assert message.stop_reason == "toolUse"
     first, second = message.tool_calls()
-    assert first.arguments == {"pattern": "\\d+\n"}
+    assert first.arguments == {"pattern": "\\d+\n"} and first.arguments_error is None
     assert second.arguments == {}
+    assert second.arguments_error == (
+        'Unexpected token \'o\', "not json at all" is not valid JSON\n\nReceived arguments:\nnot json at all'
+    )
 
 
 async def test_reasoning_content_is_thinking_and_goes_back_in_the_next_request() -> None:
