@@ -15,8 +15,9 @@ from typing import Any, get_args
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
+from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
 from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
 
 logger = logging.getLogger(__name__)
@@ -42,8 +43,8 @@ EXTERNAL_SESSION = "external"
 _STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 
 
-class PiProtocol(LanguageServerProtocol):
-    """pygls's LSP protocol with four changes.
+class PiProtocol(RobustLanguageServerProtocol):
+    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with four changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).

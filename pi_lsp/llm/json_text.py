@@ -51,19 +51,21 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
     """Parse one JSON text strictly (see the module docstring).
 
     ``text`` is ``str`` or UTF-8 ``bytes``. Raises :class:`JsonTextError` (a ``ValueError``) for
     text that is not JSON, for ``NaN``/``Infinity`` literals, for nesting deeper than
-    ``max_depth``; ``json.JSONDecodeError`` (also a ``ValueError``) keeps its position for syntax
+    ``max_depth`` (``None``: the caller checks with :func:`check_depth` once it knows more about
+    the message); ``json.JSONDecodeError`` (also a ``ValueError``) keeps its position for syntax
     errors; ``UnicodeDecodeError`` (a ``ValueError`` too) for bytes that are not UTF-8.
     """
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
-        raise JsonTextError(f"JSON nested deeper than {max_depth} levels") from None
-    check_depth(value, max_depth)
+        raise JsonTextError(f"JSON nested deeper than {max_depth or MAX_DEPTH} levels") from None
+    if max_depth is not None:
+        check_depth(value, max_depth)
     return value
 
 

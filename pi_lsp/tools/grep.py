@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.file_io.paths import resolve_to_cwd
+from pi_lsp.tools.file_io.paths import NulInPathError, resolve_to_cwd
 from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
 from pi_lsp.tools.search.search_notices import js_number, notices_suffix
 from pi_lsp.tools.text.truncate import (
@@ -163,7 +163,10 @@ class GrepTool(BuiltinTool):
         """Search and format as the peer does (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
+        try:
+            search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
+        except NulInPathError as exc:  # Pi's existsSync answers false for it
+            raise ToolError(f"Path not found: {exc.path}") from None
         try:
             is_directory = search_path.is_dir()
             search_path.stat()

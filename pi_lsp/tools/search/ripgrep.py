@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pi_lsp.agent.tool import ToolError
+from pi_lsp.tools.shell.spawn_args import spawn_args
 
 if TYPE_CHECKING:  # pragma: no cover
     from pi_lsp.tools.shell.processes import ProcessRegistry
@@ -110,7 +111,7 @@ class RipgrepRun:
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 os.fspath(rg),
-                *self._args,
+                *spawn_args(self._args),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
