@@ -1,6 +1,6 @@
 """pygls's LSP protocol with the JSON-RPC fixes pi-lsp needs whatever it serves (issue 12).
 
-:class:`RobustLanguageServerProtocol` changes three private behaviours of pygls 2.1 (each checked by
+:class:`RobustLanguageServerProtocol` changes four behaviours of pygls 2.1 (each checked by
 ``tests/test_pygls_contract.py``, which fails loudly when a pygls release changes the hook):
 
 - ``structure_message``: a message that does not fit its LSP type raises InvalidParams without
@@ -12,6 +12,8 @@
   nothing pi-lsp sends is invalid JSON (a ``NaN``, an infinity or ``1e400`` from a client or a
   model becomes ``null``, as JavaScript's ``JSON.stringify`` does), and ``Content-Length``
   counts bytes.
+- ``_check_handler_result``: a notification handler that refuses its input with a JSON-RPC
+  error (``didOpen`` before ``initialize``) is one WARNING line, not an ERROR.
 - ``_execute_handler``: pygls 2.1.1 keeps the future of every handled notification (and of every
   sub-handler a generator handler yields to) in ``_request_futures`` forever, about 2 KB per
   ``didChange``. The entry is removed when its future is done, unless it was replaced meanwhile.
@@ -26,7 +28,7 @@ from functools import partial
 from typing import Any
 
 import cattrs
-from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import (
     JsonRPCNotification,
@@ -108,6 +110,17 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         except Exception as error:
             logger.exception("sending a message failed")
             self._server._report_server_error(error, JsonRpcInternalError)
+
+    def _check_handler_result(self, future: Any) -> None:
+        """A notification handler's outcome: an expected JSON-RPC error (sent before
+        ``initialize``, bad params) is the client's input and one WARNING line; anything else is
+        reported by pygls (the server logs it at ERROR)."""
+        if not future.cancelled():
+            exc = future.exception()
+            if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
+                logger.warning("a notification was refused: %s", exc.message or exc)
+                return
+        super()._check_handler_result(future)
 
     def _execute_handler(
         self,

@@ -88,6 +88,9 @@ class PiProtocol(RobustLanguageServerProtocol):
         super()._send_handler_result(future, msg_id=msg_id)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
+            logger.warning("ignored $/cancelRequest: id must be a string or an integer, got %.100r", msg_id)
+            return
         signal = self._server.tool_signals.get(msg_id)
         if signal is not None:
             logger.info("tool request %s cancelled by the client", msg_id)

@@ -262,7 +262,8 @@ def dispatch(protocol: Any, body: bytes) -> None:
         return
     method = data.get("method")
     try:
-        json_text.check_depth(data)
+        if json_text.may_nest_deeper(body):
+            json_text.check_depth(data)
     except ValueError as exc:
         if method is not None and "id" in data:
             _reply_error(protocol, data["id"], INVALID_PARAMS, f"{method}: invalid params: {exc}")

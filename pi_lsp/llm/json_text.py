@@ -64,9 +64,17 @@ def loads(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
         value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
         raise JsonTextError(f"JSON nested deeper than {max_depth or MAX_DEPTH} levels") from None
-    if max_depth is not None:
+    if max_depth is not None and may_nest_deeper(text, max_depth):
         check_depth(value, max_depth)
     return value
+
+
+def may_nest_deeper(text: str | bytes, max_depth: int = MAX_DEPTH) -> bool:
+    """False when ``text`` has too few brackets to nest deeper than ``max_depth`` (a fast C-level
+    count that spares :func:`check_depth`'s walk for almost every message); True otherwise."""
+    if isinstance(text, str):
+        return text.count("{") + text.count("[") > max_depth
+    return text.count(b"{") + text.count(b"[") > max_depth
 
 
 def check_depth(value: Any, max_depth: int = MAX_DEPTH) -> None:

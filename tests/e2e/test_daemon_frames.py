@@ -81,3 +81,37 @@ def test_spaces_around_a_valid_length_are_accepted(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"pi/listTools"}',  # a body without any header
+        b'Content-Type: application/vscode-jsonrpc\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"pi/listTools"}',
+    ],
+)
+def test_a_frame_without_content_length_is_answered_then_the_session_ends(tmp_path: Path, frame: bytes) -> None:
+    # issue 12: it used to swallow every later frame silently (the daemon alive, never answering)
+    servertmp = server_tmp(tmp_path)
+    process = subprocess.Popen(
+        SERVER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        cwd=tmp_path, env=server_env(TMPDIR=str(servertmp)),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(_frame({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
+        process.stdin.flush()
+        assert _read_frame(process.stdout)["id"] == 0
+        process.stdin.write(frame + _frame({"jsonrpc": "2.0", "id": 2, "method": "pi/listTools"}))
+        process.stdin.flush()
+        while (reply := _read_frame(process.stdout)).get("method"):
+            pass
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        assert "without a Content-Length header" in reply["error"]["message"]
+        assert process.wait(timeout=20) == 1
+        assert not list(servertmp.glob("pi-lsp-*"))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
