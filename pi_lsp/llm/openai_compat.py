@@ -11,7 +11,9 @@ One :meth:`OpenAICompatProvider.stream` call is one ``POST {base_url}/chat/compl
   otherwise ``backoff_initial_seconds * 2**attempt`` capped at ``backoff_max_seconds``. Nothing is
   retried once a 200 response started streaming (its deltas were already delivered).
 - **Timeouts**: ``connect_timeout_seconds`` to connect, ``read_timeout_seconds`` of silence at any
-  point (waiting for headers or between chunks).
+  point (waiting for headers or between chunks), and ``progress_timeout_seconds`` without
+  progress (no text, thinking or tool-call delta, no finish) while the server sends only SSE
+  comments (keep-alives) or empty chunks: silence alone is not the only way a stream stalls.
 - **Errors** end the stream with ``stop_reason: "error"`` and a short ``error_message``: the
   server's JSON error message, a note instead of an HTML page, a context-overflow notice
   (:data:`~pi_lsp.llm.http_errors.CONTEXT_OVERFLOW_PREFIX`), or, for a stream cut before
@@ -288,6 +290,9 @@ class OpenAICompatProvider:
                 decoder = SseDecoder()
                 loads, add = json.loads, assembler.add
                 done = False
+                clock = asyncio.get_running_loop().time
+                stall_limit = self.settings.progress_timeout_seconds
+                last_progress = clock()
                 chunks = response.aiter_bytes()
                 read = watch.read if watch.cancel is not None else None
                 while not done:
@@ -297,6 +302,7 @@ class OpenAICompatProvider:
                         break
                     if watch.is_set:
                         raise _Aborted
+                    progressed = False
                     for data in decoder.feed(chunk):
                         if data == "[DONE]":
                             done = True
@@ -306,9 +312,18 @@ class OpenAICompatProvider:
                         except ValueError:
                             parsed = _json_or_fail(data)  # raises the model-facing error
                         for event in add(parsed):
+                            progressed = True
                             yield event
                         if assembler.server_error is not None:
                             raise _Failed(f"Server error: {assembler.server_error}")
+                        progressed = progressed or assembler.complete
+                    if progressed:
+                        last_progress = clock()
+                    elif clock() - last_progress > stall_limit:
+                        raise _Failed(
+                            f"Timeout: no progress from {self.url} for {stall_limit:g} s "
+                            f"(the server sent only keep-alives or empty chunks; {assembler.received_summary()})"
+                        )
                 if not done and not assembler.complete:
                     raise _Failed(
                         "The stream ended before the response was complete "

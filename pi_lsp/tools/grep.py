@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.file_io.paths import NulInPathError, resolve_to_cwd
+from pi_lsp.tools.file_io.regular_files import special_kind
 from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
 from pi_lsp.tools.search.search_notices import js_number, notices_suffix
 from pi_lsp.tools.text.truncate import (
@@ -169,9 +170,14 @@ class GrepTool(BuiltinTool):
             raise ToolError(f"Path not found: {exc.path}") from None
         try:
             is_directory = search_path.is_dir()
-            search_path.stat()
+            kind = special_kind(search_path.stat().st_mode)
         except (OSError, ValueError):
             raise ToolError(f"Path not found: {search_path}") from None
+        if kind is not None:  # ripgrep would block reading a FIFO until a writer comes (issue 12)
+            raise ToolError(
+                f"{search_path} is {kind}, not a regular file or directory; grep only searches "
+                "regular files and directories."
+            )
         context = int(args.context) if args.context and args.context > 0 else 0
         limit = max(1.0, args.limit if args.limit is not None else DEFAULT_LIMIT)
         fmt = _Formatter(search_path, is_directory)

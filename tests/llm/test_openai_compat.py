@@ -289,6 +289,22 @@ async def test_silent_server_hits_the_read_timeout() -> None:
     assert message.error_message.startswith("Timeout: no data from") and "0.3 s" in message.error_message
 
 
+@pytest.mark.parametrize("first", [[], [delta(content="Hel")]])
+async def test_keep_alives_without_progress_end_the_stream(first: list) -> None:
+    # issue 12: comments every 20 ms kept the read timeout from ever firing; the stream never ended
+    reply = Reply(chunks=sse(*first, done=False), keepalive_every=0.02)
+    async with ScriptedServer([reply]) as server:
+        provider = OpenAICompatProvider(settings(server.url, read_timeout_seconds=30, progress_timeout_seconds=0.3))
+        events, message = await collect(provider, context())
+        await asyncio.wait_for(server.disconnected.wait(), 30)  # the connection was closed
+    assert message.stop_reason == "error"
+    assert message.error_message.startswith(f"Timeout: no progress from {server.url}/chat/completions for")
+    assert "for 0.3 s (the server sent only keep-alives or empty chunks;" in message.error_message
+    if first:
+        assert [e.delta for e in events if isinstance(e, TextDelta)] == ["Hel"]
+        assert message.content[0] == TextContent(text="Hel")
+
+
 async def test_api_key_comes_only_from_the_named_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-test-secret-123"
     monkeypatch.setenv("PI_LSP_TEST_KEY", secret)

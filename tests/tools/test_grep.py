@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pi_lsp.agent.tool import ToolContext
+from pi_lsp.tools import grep as grep_module
 from pi_lsp.tools.grep import GrepTool
 from pi_lsp.tools.shell.processes import ProcessRegistry, is_alive
 from tests.peer import run_peer
@@ -165,9 +166,12 @@ async def test_hundred_thousand_files_give_a_bounded_answer(big_dir: Path) -> No
     assert time.monotonic() - started < 20
 
 
-async def test_abort_kills_rg(tmp_path: Path) -> None:
+async def test_abort_kills_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)  # rg blocks reading it until cancelled
+    # grep refuses a FIFO path before rg starts (test_regular_files.py); let it through here to
+    # have an rg that blocks
+    monkeypatch.setattr(grep_module, "special_kind", lambda mode: None)
 
     class Recording(ProcessRegistry):
         pids: list[int] = []
