@@ -92,8 +92,11 @@ class RipgrepRun:
     whether the caller stopped it early. Raises :class:`ToolError` when ``rg`` cannot start.
     """
 
-    def __init__(self, args: Sequence[str], *, processes: "ProcessRegistry | None" = None) -> None:
+    def __init__(
+        self, args: Sequence[str], *, processes: "ProcessRegistry | None" = None, cwd: Path | None = None
+    ) -> None:
         self._args = list(args)
+        self._cwd = cwd
         self._processes = processes
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr = bytearray()
@@ -116,6 +119,7 @@ class RipgrepRun:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
+                cwd=self._cwd,
                 limit=MAX_LINE_BYTES,
                 env=None if self._processes is None else self._processes.spawn_env(),
             )
