@@ -8,7 +8,8 @@ Pi tools, without its ``node_modules``. :func:`peer_dir` provides a directory th
   ``npm ci --ignore-scripts`` runs once; it runs again only when ``package-lock.json`` changed.
 
 Missing node/npm, a missing ``../shared/peer`` or a failed install make the tests that need the peer
-skip with a loud reason (never pass silently). Several pytest processes may share the working tree,
+skip with a loud reason on a user's machine (never pass silently) and FAIL under ``CI=true``, where
+a missing peer means the differential tests did not run (issue 12). Several pytest processes may share the working tree,
 so the install runs under a file lock.
 """
 
@@ -41,18 +42,25 @@ def _lock_digest(directory: Path) -> str:
     return hashlib.sha256((directory / "package-lock.json").read_bytes()).hexdigest()
 
 
+def peer_unavailable(reason: str) -> None:
+    """Stop the test that needs the peer: ``pytest.fail`` under ``CI=true``, else a loud skip."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}\n(CI=true: the differential tests must run, so a missing peer fails)")
+    pytest.skip(reason)
+
+
 def peer_dir() -> Path:
-    """A peer directory with ``node_modules``, installing it if needed; ``pytest.skip`` otherwise."""
+    """A peer directory with ``node_modules``, installing it if needed; else :func:`peer_unavailable`."""
     configured = os.environ.get("PI_LSP_PEER_DIR")
     if configured:
         path = Path(configured)
         if not (path / "pi-tools.mjs").is_file() or not (path / "node_modules").is_dir():
-            pytest.skip(f"PEER NOT USABLE: $PI_LSP_PEER_DIR={path} lacks pi-tools.mjs or node_modules")
+            peer_unavailable(f"PEER NOT USABLE: $PI_LSP_PEER_DIR={path} lacks pi-tools.mjs or node_modules")
         return path
     if not (SHARED_PEER / "pi-tools.mjs").is_file():
-        pytest.skip(f"PEER MISSING: {SHARED_PEER} not found; differential tests cannot run")
+        peer_unavailable(f"PEER MISSING: {SHARED_PEER} not found; differential tests cannot run")
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("PEER UNAVAILABLE: node/npm not on PATH; install Node >= 20.6 to run peer tests")
+        peer_unavailable("PEER UNAVAILABLE: node/npm not on PATH; install Node >= 20.6 to run peer tests")
     LOCAL_PEER.mkdir(exist_ok=True)
     with open(LOCAL_PEER / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -77,7 +85,7 @@ def peer_dir() -> Path:
                 stdin=subprocess.DEVNULL,
             )
             if done.returncode != 0:
-                pytest.skip(f"PEER INSTALL FAILED (npm ci in {LOCAL_PEER}):\n{done.stderr[-2000:]}")
+                peer_unavailable(f"PEER INSTALL FAILED (npm ci in {LOCAL_PEER}):\n{done.stderr[-2000:]}")
             stamp.write_text(digest)
     return LOCAL_PEER
 

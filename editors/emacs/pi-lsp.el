@@ -242,7 +242,7 @@ MODES defaults to `pi-lsp-modes'; modes derived from them match too.  The entry 
   (let ((server (eglot-current-server)))
     (cond ((cl-typep server 'pi-lsp-server) server)
           ((not (executable-find (car pi-lsp-command)))
-           (user-error "pi-lsp: `%s' was not found on exec-path; install it (pipx install pi-lsp) or set `pi-lsp-command'"
+           (user-error "pi-lsp: `%s' was not found on exec-path; install it (pipx install /path/to/pi-lsp checkout) or set `pi-lsp-command'"
                        (car pi-lsp-command)))
           (t (user-error "pi-lsp: no pi-lsp server manages this buffer; run `pi-lsp-eglot-register', then M-x eglot")))))
 

@@ -152,3 +152,37 @@ def _stringify(value: Any, out: list[str], current: str, step: str) -> None:
         out.append("\n" + current + "]")
     else:
         out.append(json.dumps(str(value), ensure_ascii=False))
+
+
+_INSPECT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", "\\": "\\\\"}
+
+
+def js_inspect_string(text: str) -> str:
+    """Node's ``util.inspect(text)`` for a string, as error messages print a received value.
+
+    The quote is ``'``, else ``"`` when the text holds a ``'``, else a backtick when it holds
+    both, else ``'`` with ``\\'`` escapes. Control characters and U+007F are ``\\xHH`` (upper-case
+    hex) except ``\\b \\t \\n \\f \\r``; lone surrogates are ``\\udXXX`` (lower-case hex).
+    """
+    if "'" not in text:
+        quote = "'"
+    elif '"' not in text:
+        quote = '"'
+    elif "`" not in text and "${" not in text:
+        quote = "`"
+    else:
+        quote = "'"
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _INSPECT_ESCAPES:
+            out.append(_INSPECT_ESCAPES[ch])
+        elif ch == quote:
+            out.append("\\" + ch)
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02X}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:x}")
+        else:
+            out.append(ch)
+    return quote + "".join(out) + quote

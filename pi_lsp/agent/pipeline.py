@@ -270,6 +270,8 @@ class _BatchRun:
             tool = self.pipeline._lookup(call.name)
             if tool is None:
                 raise _Failed(f"Tool {call.name} not found")
+            if call.arguments_error is not None:  # Pi 1.x: finished arguments that are not JSON
+                raise _Failed(f'Invalid arguments for tool "{call.name}": {call.arguments_error}')
             prepared = self.prepare(tool, call.arguments)
             try:
                 args = validator_for(tool.args_model).validate(tool.name, prepared)

@@ -76,6 +76,7 @@ def provider_settings(settings: Settings) -> ProviderSettings:
         "backoff_max_seconds": settings.backoff_max_seconds,
         "connect_timeout_seconds": settings.connect_timeout_seconds,
         "read_timeout_seconds": settings.read_timeout_seconds,
+        "progress_timeout_seconds": settings.progress_timeout_seconds,
         "api_key_env": settings.api_key_env,
         "max_tokens": settings.max_tokens,
         "thinking_budget": settings.thinking or None,

@@ -15,10 +15,11 @@ from typing import Any, get_args
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
 from pi_lsp.agent.tool import describe_tool
+from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
 from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
 
 logger = logging.getLogger(__name__)
@@ -50,8 +51,8 @@ EXTERNAL_SESSION = "external"
 _STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 
 
-class PiProtocol(LanguageServerProtocol):
-    """pygls's LSP protocol with four changes.
+class PiProtocol(RobustLanguageServerProtocol):
+    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with four changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
@@ -95,6 +96,9 @@ class PiProtocol(LanguageServerProtocol):
         super()._send_handler_result(future, msg_id=msg_id)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
+            logger.warning("ignored $/cancelRequest: id must be a string or an integer, got %.100r", msg_id)
+            return
         signal = self._server.tool_signals.get(msg_id)
         if signal is not None:
             logger.info("tool request %s cancelled by the client", msg_id)

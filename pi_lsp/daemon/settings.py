@@ -96,6 +96,7 @@ class Settings(_Section):
     backoff_max_seconds: float = Field(30.0, ge=0)
     connect_timeout_seconds: float = Field(10.0, gt=0)
     read_timeout_seconds: float = Field(120.0, gt=0)
+    progress_timeout_seconds: float = Field(600.0, gt=0)
     external_socket: bool = True
     """Serve other local agents (``pi-lsp mcp``) on the private per-user socket (read at ``initialize``)."""
     max_tokens: int | None = Field(None, gt=0)

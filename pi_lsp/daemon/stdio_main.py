@@ -18,7 +18,8 @@ traceback). At start it cleans what killed pi-lsp processes left
 (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 A ``Content-Length`` header whose value is not a non-negative decimal integer, or is over
-:data:`MAX_FRAME_BYTES`, leaves no way to find the next frame: the daemon answers ParseError
+:data:`MAX_FRAME_BYTES`, or a frame without ``Content-Length`` (a body sent without headers, a
+header section that lacks it) leaves no way to find the next frame: the daemon answers ParseError
 (-32700, id null), logs it, ends the session and exits with code 1.
 """
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import os
 import re
@@ -40,6 +40,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 
 from pi_lsp import __version__
+from pi_lsp.llm import json_text
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,13 @@ INVALID_PARAMS = -32602
 MAX_FRAME_BYTES = 1 << 30
 """The largest frame body the daemon reads, in bytes (1 GiB); a longer ``Content-Length`` ends the session."""
 
+MAX_HEADER_LINE_BYTES = 8192
+"""The longest header line the daemon reads, in bytes; a longer one ends the session."""
+
 _CONTENT_LENGTH = re.compile(rb"content-length:(.*)$", re.IGNORECASE)
+_HEADER = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")  # an RFC 7230 token, then ':'
+_HEADER_START = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z \t\r\n-]")  # a token or a blank line
+
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 """Signals that end the daemon cleanly: abort tool calls, end process groups, remove the temp folder."""
@@ -187,7 +194,7 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
                 break
             if isinstance(body, BadFrame):
                 _reply_error(server.protocol, None, PARSE_ERROR, f"Parse error: {body.message}")
-                logger.error("cannot find the next frame after a bad Content-Length: ending the session")
+                logger.error("cannot find the next frame (%s): ending the session", body.message)
                 server.exit_code = 1
                 break
             dispatch(server.protocol, body)
@@ -222,24 +229,15 @@ def _read_frames(
 
     try:
         while True:
-            length: int | None = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    put(None)
-                    return
-                if not line.strip():
-                    if length is not None:
-                        break
-                    continue
-                if match := _CONTENT_LENGTH.match(line.strip()):
-                    parsed = _frame_length(match.group(1).strip())
-                    if isinstance(parsed, BadFrame):
-                        put(parsed)
-                        return
-                    length = parsed
-            body = stream.read(length)
-            if len(body) < length:
+            header = _read_header(stream)
+            if header is None:
+                put(None)
+                return
+            if isinstance(header, BadFrame):
+                put(header)
+                return
+            body = stream.read(header)
+            if len(body) < header:
                 put(None)
                 return
             if not put(body):
@@ -249,6 +247,44 @@ def _read_frames(
     except (OSError, ValueError):
         logger.exception("reading stdin failed")
         put(None)
+
+
+def _read_header(stream: BinaryIO) -> int | BadFrame | None:
+    """Read one header section; the body length, a :class:`BadFrame`, or ``None`` at end of file.
+
+    Blank lines before a header are skipped. A header section that ends without ``Content-Length``,
+    a line that is not ``Name: value`` (a body sent without headers starts with ``{``), or a line
+    longer than :data:`MAX_HEADER_LINE_BYTES` is a :class:`BadFrame`: there is no way to tell where
+    the next frame starts, and reading on would swallow every later frame.
+    """
+    length: int | BadFrame | None = None
+    seen = False
+    peek = getattr(stream, "peek", None)
+    while True:
+        if peek is not None:  # a body without headers is refused now, not at its first newline
+            first = peek(1)[:1]
+            if first and not _HEADER_START.match(first):
+                return BadFrame(f"a frame without a Content-Length header (it starts with {first!r})")
+        line = stream.readline(MAX_HEADER_LINE_BYTES + 1)
+        if not line:
+            return None
+        if len(line) > MAX_HEADER_LINE_BYTES:
+            return BadFrame(f"a header line is longer than {MAX_HEADER_LINE_BYTES} bytes")
+        text = line.strip()
+        if not text:
+            if length is not None:
+                return length
+            if seen:
+                return BadFrame("a frame without a Content-Length header")
+            continue
+        seen = True
+        if not _HEADER.match(text):
+            shown = text[:40].decode("utf-8", "replace")
+            return BadFrame(f"a frame without a Content-Length header (read {shown!r} where a header belongs)")
+        if match := _CONTENT_LENGTH.match(text):
+            length = _frame_length(match.group(1).strip())
+            if isinstance(length, BadFrame):
+                return length
 
 
 def _frame_length(value: bytes) -> int | BadFrame:
@@ -263,10 +299,16 @@ def _frame_length(value: bytes) -> int | BadFrame:
 
 
 def dispatch(protocol: Any, body: bytes) -> None:
-    """Decode one frame and hand it to pygls, answering malformed input per JSON-RPC 2.0."""
+    """Decode one frame and hand it to pygls, answering malformed input per JSON-RPC 2.0.
+
+    The body is read by :func:`pi_lsp.llm.json_text.loads`: ``NaN``/``Infinity`` and nesting too
+    deep to parse are a ParseError (id null); a message that parsed but nests deeper than
+    :data:`~pi_lsp.llm.json_text.MAX_DEPTH` is InvalidParams when it is a request (so it still
+    gets its one answer) and a WARNING line otherwise.
+    """
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = json_text.loads(body, max_depth=None)
+    except ValueError as exc:
         _reply_error(protocol, None, PARSE_ERROR, f"Parse error: {exc}")
         return
     problem = _shape_problem(data)
@@ -274,20 +316,30 @@ def dispatch(protocol: Any, body: bytes) -> None:
         msg_id = data.get("id") if isinstance(data, dict) else None
         _reply_error(protocol, msg_id if _valid_id(msg_id) else None, INVALID_REQUEST, problem)
         return
+    method = data.get("method")
+    try:
+        if json_text.may_nest_deeper(body):
+            json_text.check_depth(data)
+    except ValueError as exc:
+        if method is not None and "id" in data:
+            _reply_error(protocol, data["id"], INVALID_PARAMS, f"{method}: invalid params: {exc}")
+        else:
+            logger.warning("dropped a %s message: %s", method or "response", exc)
+        return
     try:
         message = protocol.structure_message(data)
     except JsonRpcException as exc:
-        method = data.get("method")
         if method is not None and "id" in data:
-            detail = _params_problem(exc)
-            _reply_error(protocol, data["id"], INVALID_PARAMS, f"{method}: invalid params: {detail}")
+            code = exc.code if exc.code == INVALID_REQUEST else INVALID_PARAMS
+            detail = exc.message if code == INVALID_REQUEST else f"{method}: invalid params: {_params_problem(exc)}"
+            _reply_error(protocol, data["id"], code, detail)
         else:
-            logger.warning("dropped a malformed %s message: %s", method or "response", exc)
+            logger.warning("dropped a malformed %s message: %s", method or "response", _params_problem(exc))
         return
     try:
         protocol.handle_message(message)
     except Exception:
-        logger.exception("handling a %s message failed", data.get("method") or "response")
+        logger.exception("handling a %s message failed", method or "response")
 
 
 def _valid_id(value: Any) -> bool:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import logging
 import os
 import signal
@@ -48,6 +47,7 @@ from typing import Any, BinaryIO
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
+from pi_lsp.llm import json_text
 from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
 from pi_lsp.policy.approvals import log_decision
 from pi_lsp.tools.leftovers import clean_leftovers
@@ -120,10 +120,6 @@ class LineReader:
         self._queue.put_nowait(None)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_call(value: Any) -> ToolCall:
     """A :class:`ToolCall` from ``{"id", "name", "arguments"?}``; raises :class:`BadLine`.
 
@@ -159,8 +155,8 @@ async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> di
     except UnicodeDecodeError as exc:
         return error_wire(BadLine(f"Invalid input line: not UTF-8 ({exc.reason} at byte {exc.start})"))
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
+        value = json_text.loads(text)
+    except ValueError as exc:
         return error_wire(BadLine(f"Invalid input line: not JSON ({exc})"))
     if isinstance(value, dict) and "toolCalls" in value:
         return await answer_batch(pipeline, value, signal)
@@ -192,11 +188,12 @@ async def answer_batch(pipeline: ToolPipeline, value: dict[str, Any], signal: Ab
 
 
 def write_line(out: BinaryIO, obj: dict[str, Any]) -> None:
-    """One JSON line, flushed (non-ASCII kept; escaped only where it cannot be UTF-8)."""
+    """One JSON line, flushed (non-ASCII kept; escaped only where it cannot be UTF-8). Always
+    valid JSON: a non-finite number is written as ``null`` (:func:`pi_lsp.llm.json_text.dumps`)."""
     try:
-        data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        data = json_text.dumps(obj, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes in the input
-        data = json.dumps(obj).encode("ascii")
+        data = json_text.dumps(obj).encode("ascii")
     out.write(data + b"\n")
     out.flush()
 

@@ -8,9 +8,10 @@ assembler follows pi-ai's ``openai-completions`` stream handling:
   thinking block, remembering which field it came in);
 - ``delta.tool_calls[]`` fragments are matched to a call by ``index`` (parallel calls interleave),
   else by ``id``; the first fragment usually carries ``id`` and ``function.name``, later ones
-  pieces of ``function.arguments``. Arguments are parsed once, when the message ends, with
-  :func:`~pi_lsp.llm.partial_json.parse_streaming_json` (Pi re-parses on every fragment, which
-  is quadratic; nothing here needs partial arguments);
+  pieces of ``function.arguments``. Arguments are parsed once, when the message ends, strictly,
+  with :func:`~pi_lsp.llm.partial_json.parse_tool_call_arguments` (Pi 1.x): text that is not a
+  JSON object gives ``{}`` and an ``arguments_error``, whatever the finish reason, so a call cut
+  short never runs with repaired arguments (issue 12);
 - ``finish_reason`` maps ``stop``/``end`` to ``stop``, ``length`` to ``length``,
   ``tool_calls``/``function_call`` to ``toolUse``, anything else to ``error`` with
   ``Provider finish_reason: {reason}``;
@@ -35,7 +36,7 @@ from pi_lsp.llm.events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from pi_lsp.llm.partial_json import parse_streaming_json
+from pi_lsp.llm.partial_json import parse_tool_call_arguments
 from pi_lsp.llm.types import (
     AssistantMessage,
     StopReason,
@@ -220,7 +221,8 @@ class ChunkAssembler:
                 )
             else:
                 pending = self._calls[int(slot[5:])]
-                call = ToolCall(id=pending.id, name=pending.name, arguments=parse_streaming_json("".join(pending.args)))
+                arguments, error = parse_tool_call_arguments("".join(pending.args))
+                call = ToolCall(id=pending.id, name=pending.name, arguments=arguments, arguments_error=error)
                 content.append(call)
                 ends.append(ToolCallEnd(pending.position, call))
         message = AssistantMessage(

@@ -6,6 +6,9 @@ One :meth:`OpenAICompatProvider.stream` call is one ``POST {base_url}/chat/compl
 (:mod:`pi_lsp.llm.chunk_assembly`) into deltas and a final message. Failure handling:
 
 - **Retries and timeouts**: :mod:`pi_lsp.llm.http_stream` (shared with the Anthropic provider).
+- **Progress**: ``progress_timeout_seconds`` without progress (no text, thinking or tool-call
+  delta, no finish) ends a stream whose server sends only SSE comments (keep-alives) or empty
+  chunks: silence alone is not the only way a stream stalls.
 - **Errors** end the stream with ``stop_reason: "error"`` and a short ``error_message``: the
   server's JSON error message, a note instead of an HTML page, a context-overflow notice
   (:data:`~pi_lsp.llm.http_errors.CONTEXT_OVERFLOW_PREFIX`), or, for a stream cut before
@@ -85,6 +88,9 @@ class OpenAICompatProvider(StreamingHttpProvider):
                 decoder = SseDecoder()
                 loads, add = json.loads, assembler.add
                 done = False
+                clock = asyncio.get_running_loop().time
+                stall_limit = self.settings.progress_timeout_seconds
+                last_progress = clock()
                 chunks = response.aiter_bytes()
                 read = watch.read if watch.cancel is not None else None
                 while not done:
@@ -94,6 +100,7 @@ class OpenAICompatProvider(StreamingHttpProvider):
                         break
                     if watch.is_set:
                         raise Aborted
+                    progressed = False
                     for data in decoder.feed(chunk):
                         if data == "[DONE]":
                             done = True
@@ -103,9 +110,18 @@ class OpenAICompatProvider(StreamingHttpProvider):
                         except ValueError:
                             parsed = _json_or_fail(data)  # raises the model-facing error
                         for event in add(parsed):
+                            progressed = True
                             yield event
                         if assembler.server_error is not None:
                             raise Failed(f"Server error: {assembler.server_error}")
+                        progressed = progressed or assembler.complete
+                    if progressed:
+                        last_progress = clock()
+                    elif clock() - last_progress > stall_limit:
+                        raise Failed(
+                            f"Timeout: no progress from {self.url} for {stall_limit:g} s "
+                            f"(the server sent only keep-alives or empty chunks; {assembler.received_summary()})"
+                        )
                 if not done and not assembler.complete:
                     raise Failed(
                         "The stream ended before the response was complete "

@@ -18,9 +18,11 @@ fails the tool's validation for its required fields instead.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from pi_lsp.llm import json_text
+from pi_lsp.llm.json_errors import js_json_error
 
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
@@ -32,16 +34,13 @@ class _Partial(Exception):
     """The text ended (or broke) before a value was complete."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def loads_strict(text: str) -> Any:
-    """``json.loads`` as strict as JavaScript's ``JSON.parse`` (no ``NaN``/``Infinity``).
+    """``json.loads`` as strict as JavaScript's ``JSON.parse`` (no ``NaN``/``Infinity``), nesting
+    bounded by :data:`~pi_lsp.llm.json_text.MAX_DEPTH` (:func:`pi_lsp.llm.json_text.loads`).
 
     Raises ``ValueError`` (``json.JSONDecodeError`` is one) on anything that is not JSON.
     """
-    return json.loads(text, parse_constant=_reject_constant)
+    return json_text.loads(text)
 
 
 def repair_json(text: str) -> str:
@@ -237,3 +236,37 @@ def parse_streaming_json(text: str | None) -> Any:
             continue
         return {} if value is None else value
     return {}
+
+
+def parse_tool_call_arguments(text: str | None) -> tuple[Any, str | None]:
+    """The arguments of a *finished* tool call: ``(arguments, None)`` or ``({}, error)``.
+
+    Pi 1.x's ``parseToolCallArguments`` (issue 12): partial parsing is for progress while a call
+    streams; once it is finished, only text that parses strictly (after :func:`repair_json`) as a
+    JSON object counts. Otherwise ``error`` is the parse error in V8's words (or ``Tool arguments
+    must be a JSON object``), a blank line, ``Received arguments:`` and the text as received, so
+    the model sees what it sent; the pipeline then answers ``Invalid arguments for tool "NAME":
+    {error}`` and the call never runs. Empty or blank text is ``{}`` (a call without arguments).
+    """
+    if not text or not text.strip():
+        return {}, None
+    try:
+        try:
+            parsed = loads_strict(text)
+        except ValueError as first:
+            repaired = repair_json(text)
+            if repaired == text:
+                raise _ParseFailure(js_json_error(text, first)) from None
+            try:
+                parsed = loads_strict(repaired)
+            except ValueError as second:
+                raise _ParseFailure(js_json_error(repaired, second)) from None
+        if not isinstance(parsed, dict):
+            raise _ParseFailure("Tool arguments must be a JSON object")
+    except _ParseFailure as failure:
+        return {}, f"{failure}\n\nReceived arguments:\n{text}"
+    return parsed, None
+
+
+class _ParseFailure(Exception):
+    """Why finished arguments are not usable (the message is V8's wording)."""

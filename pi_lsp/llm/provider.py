@@ -61,7 +61,9 @@ class ProviderSettings(BaseModel):
     - ``retry_after_max_seconds``: the longest ``Retry-After`` honoured; a longer one ends the
       request with an error that names the wait instead of sleeping that long.
     - ``connect_timeout_seconds``; ``read_timeout_seconds`` (the longest silence between two
-      received chunks, so a stalled stream fails instead of hanging).
+      received chunks, so a stalled stream fails instead of hanging); ``progress_timeout_seconds``
+      (the longest time a streaming response may go without progress, a delta or the finish,
+      whatever else the server sends: keep-alive comments reset only the read timeout).
     - ``max_tokens``, ``temperature``: sent only when set (Anthropic's Messages API requires
       ``max_tokens``; its provider sends :data:`ANTHROPIC_DEFAULT_MAX_TOKENS` when unset).
     - ``thinking_budget``: Anthropic extended thinking, ``budget_tokens`` (at least 1024, the API's
@@ -81,6 +83,7 @@ class ProviderSettings(BaseModel):
     retry_after_max_seconds: float = Field(default=60.0, ge=0)
     connect_timeout_seconds: float = Field(default=10.0, gt=0)
     read_timeout_seconds: float = Field(default=120.0, gt=0)
+    progress_timeout_seconds: float = Field(default=600.0, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = None
     thinking_budget: int | None = Field(default=None, ge=0)

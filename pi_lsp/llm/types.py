@@ -70,13 +70,16 @@ class ToolCall(WireModel):
     """A tool call inside an assistant message: ``{type: "toolCall", id, name, arguments}``.
 
     ``arguments`` is whatever the model sent; the pipeline validates it (it may not even be an
-    object when it arrives from an external client).
+    object when it arrives from an external client). ``arguments_error`` (Pi 1.x's
+    ``argumentsError``) is set when a streamed call finished with arguments that are not a JSON
+    object (:func:`~pi_lsp.llm.partial_json.parse_tool_call_arguments`); such a call never runs.
     """
 
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
     arguments: Any = Field(default_factory=dict)
+    arguments_error: str | None = None
 
 
 class Usage(WireModel):

@@ -40,6 +40,7 @@ from pi_lsp.tools.file_io.os_errors import os_error_code
 from pi_lsp.tools.shell.output_buffer import OutputBuffer, OutputSnapshot
 from pi_lsp.tools.shell.processes import ProcessRegistry
 from pi_lsp.tools.text.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+from pi_lsp.tools.shell.spawn_args import spawn_args
 from pi_lsp.tools.shell.update_throttle import UpdateThrottle
 
 DESCRIPTION = (
@@ -184,14 +185,18 @@ class BashTool(BuiltinTool):
         base_env = {k: v for k, v in os.environ.items() if k not in _SESSION_VARIABLES}
         spawn_env = registry.spawn_env(base_env) if registry is not None else base_env
         try:
+            shell_args = spawn_args(["-c", command])
             transport, _ = await loop.subprocess_exec(
-                lambda: protocol, shell, "-c", command, stdin=asyncio.subprocess.DEVNULL,
+                lambda: protocol, shell, *shell_args, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(cwd),
                 env=spawn_env, start_new_session=True,
             )
         except OSError as exc:
             buffer.close()
             raise ToolError(f"spawn {shell} {os_error_code(exc) or exc.strerror}") from None
+        except ToolError:
+            buffer.close()
+            raise
         pgid = transport.get_pid()
         _widen_pipes(transport)
         if registry is not None:

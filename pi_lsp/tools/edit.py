@@ -29,7 +29,7 @@ from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
 from pi_lsp.tools.file_io.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text
 from pi_lsp.tools.file_io.mutation_queue import file_mutation_lock, mutation_key
 from pi_lsp.tools.file_io.os_errors import node_style_message, os_error_code
-from pi_lsp.tools.file_io.paths import display_path, resolve_to_cwd
+from pi_lsp.tools.file_io.paths import NulInPathError, display_path, resolve_to_cwd
 
 DESCRIPTION = (
     "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
@@ -132,7 +132,10 @@ class EditTool(BuiltinTool):
         if not args.edits:
             raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
         path = args.path
-        absolute = resolve_to_cwd(path, self.env.cwd)
+        try:
+            absolute = resolve_to_cwd(path, self.env.cwd)
+        except NulInPathError:  # Pi's edit reports the fs error's code
+            raise ToolError(f"Could not edit file: {path}. Error code: ERR_INVALID_ARG_VALUE.") from None
         specs = [EditSpec(item.oldText, item.newText) for item in args.edits]
         try:
             mutation_key(absolute)

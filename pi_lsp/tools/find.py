@@ -14,6 +14,7 @@ and not listed (rg's walk skips them).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from pi_lsp.tools.file_io.paths import resolve_directory
 from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
 from pi_lsp.tools.search.search_notices import js_number, notices_suffix
 from pi_lsp.tools.text.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+_LEADING_DOT_SLASH = re.compile(r"^(?:\./)+")
 
 DEFAULT_LIMIT = 1000
 """Results returned when the call gives no ``limit`` (the peer's default)."""
@@ -71,12 +74,14 @@ class _Collector:
         """Add one entry if it matches; True when the caller should stop (limit or bytes)."""
         relative = "/".join(parts)
         if self._pattern.matches(parts[-1], relative, f"{self._root}/{relative}"):
+            if len(self.results) >= self._limit:
+                # one match past the limit proves the limit cut results off (Pi 1.x; 0.73.1 said
+                # "limit reached" at exactly ``limit`` results)
+                self.limit_reached = True
+                return True
             shown = relative + "/" if is_dir else relative
             self.results.append(shown)
             self.size += len(shown) + 1
-            if len(self.results) >= self._limit:
-                self.limit_reached = True
-                return True
             return self.size > DEFAULT_MAX_BYTES
         return False
 
@@ -124,7 +129,8 @@ class FindTool(BuiltinTool):
         if limit < 1:
             raise ToolError(f"Invalid limit: {js_number(limit)}. Use a limit of 1 or more.")
         try:
-            pattern = compile_find_pattern(args.pattern)
+            # a leading "./" never matches a relative path, so it is dropped (Pi 1.x)
+            pattern = compile_find_pattern(_LEADING_DOT_SLASH.sub("", args.pattern))
         except GlobError as exc:
             raise ToolError(f"Invalid glob pattern '{args.pattern}': {exc}") from None
         collector = _Collector(search_path, pattern, limit)

@@ -16,6 +16,7 @@ code points.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.file_io.paths import resolve_to_cwd
+from pi_lsp.tools.file_io.paths import NulInPathError, resolve_to_cwd
+from pi_lsp.tools.file_io.regular_files import special_kind
 from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
 from pi_lsp.tools.search.search_notices import js_number, notices_suffix
 from pi_lsp.tools.text.truncate import (
@@ -34,6 +36,8 @@ from pi_lsp.tools.text.truncate import (
     truncate_head,
     truncate_line,
 )
+
+_LEADING_DOT_SLASH = re.compile(r"^(!?)(?:\./)+")
 
 DEFAULT_LIMIT = 100
 """Matches returned when the call gives no ``limit`` (the peer's default)."""
@@ -98,7 +102,8 @@ class _Formatter:
 
     def __init__(self, search_path: Path, is_directory: bool) -> None:
         self._is_directory = is_directory
-        self._prefix = os.fsencode(search_path).rstrip(b"/") + b"/"
+        # a directory is searched as "." from inside it (rg prints "./a.txt"); a file by its path
+        self._prefix = b"./" if is_directory else os.fsencode(search_path).rstrip(b"/") + b"/"
         self._cache: dict[bytes, str] = {}
         self.lines_truncated = False
 
@@ -153,53 +158,73 @@ class GrepTool(BuiltinTool):
             rg_args.append("--fixed-strings")
         if context:
             rg_args.append(f"--context={context}")
-        if args.glob:
-            rg_args.append(f"--glob={args.glob}")
+        if args.glob:  # rg never matches a leading "./"; "!" still negates (Pi 1.x)
+            rg_args.append("--glob=" + _LEADING_DOT_SLASH.sub(r"\1", args.glob))
         rg_args += walk_args(search_path)  # after the user's glob, so `.git` stays excluded
-        rg_args += ["--", args.pattern, os.fspath(search_path)]
+        # rg roots globs at its working directory, so a directory is searched from inside as "."
+        # (the glob is relative to ``path``, Pi 1.x); a file is searched by its path
+        rg_args += ["--", args.pattern, "." if search_path.is_dir() else os.fspath(search_path)]
         return rg_args
 
     async def execute(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         """Search and format as the peer does (module docstring); see the class for errors."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
+        try:
+            search_path = resolve_to_cwd(args.path or ".", self.env.cwd)
+        except NulInPathError as exc:  # Pi's existsSync answers false for it
+            raise ToolError(f"Path not found: {exc.path}") from None
         try:
             is_directory = search_path.is_dir()
-            search_path.stat()
+            kind = special_kind(search_path.stat().st_mode)
         except (OSError, ValueError):
             raise ToolError(f"Path not found: {search_path}") from None
+        if kind is not None:  # ripgrep would block reading a FIFO until a writer comes (issue 12)
+            raise ToolError(
+                f"{search_path} is {kind}, not a regular file or directory; grep only searches "
+                "regular files and directories."
+            )
         context = int(args.context) if args.context and args.context > 0 else 0
         limit = max(1.0, args.limit if args.limit is not None else DEFAULT_LIMIT)
         fmt = _Formatter(search_path, is_directory)
         output: list[str] = []
         size = 0
         matches = 0
-        limit_reached = False
+        limit_hit = False  # the last allowed match was seen
+        limit_reached = False  # and another match proves the limit cut results off (Pi 1.x)
         last: tuple[bytes, int] = (b"", 0)
         async with RipgrepRun(
-            self._rg_args(args, search_path, context), processes=self.env.processes
+            self._rg_args(args, search_path, context), processes=self.env.processes,
+            cwd=search_path if is_directory else None,
         ) as run:
             async for raw in run.lines():
                 parsed = _parse_line(raw)
                 if parsed is None:
                     continue
                 path, number, kind, text = parsed
-                if limit_reached:
-                    # Only the trailing context of the last counted match is still wanted.
-                    if path != last[0] or number > last[1] + context:
+                if limit_hit:
+                    # Only the trailing context of the last counted match is still shown (a match
+                    # inside it as context); only one more match proves the limit was reached.
+                    end = last[1] + context
+                    in_window = path == last[0] and number <= end
+                    limit_reached = limit_reached or kind == ":"
+                    if limit_reached and not (in_window and number < end):
+                        if in_window:
+                            output.append(fmt.line(path, number, "-", text))
                         run.stop()
                         break
+                    if not in_window:
+                        continue
                     kind = "-"
                 elif kind == ":":
                     matches += 1
                     if matches >= limit:
-                        limit_reached = True
+                        limit_hit = True
                         last = (path, number)
                 line = fmt.line(path, number, kind, text)
                 output.append(line)
                 size += len(line) + 1
-                if size > DEFAULT_MAX_BYTES or (limit_reached and context == 0):
+                if size > DEFAULT_MAX_BYTES:
                     run.stop()
                     break
         if not run.killed and run.returncode not in (0, 1) and matches == 0:

@@ -24,6 +24,7 @@ class Reply:
     pause: float = 0.0
     cut: bool = False
     hang: bool = False
+    keepalive_every: float = 0.0  # after the chunks: an SSE comment this often until the client leaves
     framing: str = "chunked"
 
 
@@ -120,6 +121,15 @@ class ScriptedServer:
             await writer.drain()
             if reply.pause:
                 await asyncio.sleep(reply.pause)
+        while reply.keepalive_every:
+            writer.write(b"%x\r\n%s\r\n" % (len(b": keep-alive\n\n"), b": keep-alive\n\n"))
+            await writer.drain()
+            try:
+                if not await asyncio.wait_for(reader.read(1), reply.keepalive_every):
+                    self.disconnected.set()
+                    return False
+            except asyncio.TimeoutError:
+                continue
         if reply.hang:
             # wait for the client to give up (abort tests); the read returns b"" on disconnect
             await reader.read(1)

@@ -112,18 +112,26 @@ async def test_arguments_split_across_many_chunks() -> None:
     assert message.tool_calls()[0].arguments == json.loads(arguments)
 
 
-async def test_length_stop_with_a_truncated_tool_call_salvages_arguments() -> None:
+@pytest.mark.parametrize(("reason", "stop_reason"), [("length", "length"), ("tool_calls", "toolUse"), ("stop", "stop")])
+async def test_truncated_arguments_are_never_salvaged_whatever_the_finish_reason(reason: str, stop_reason: str) -> None:
+    # issue 12 / Pi 1.x: partial parsing is for progress; a finished call whose arguments do not
+    # parse strictly gets {} and an argumentsError naming the problem and the received text
+    cut = "{\"path\": \"a.txt\", \"content\": \"partial te"
     reply = Reply(chunks=sse(
-        delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "write", "arguments": "{\"path\": \"a.txt\", \"content\": \"partial te"}}]),
-        finish("length"),
+        delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "write", "arguments": cut}}]),
+        finish(reason),
     ))
     async with ScriptedServer([reply]) as server:
         _, message = await collect(OpenAICompatProvider(settings(server.url)), context())
-    assert message.stop_reason == "length"
-    assert message.tool_calls()[0].arguments == {"path": "a.txt", "content": "partial te"}
+    assert message.stop_reason == stop_reason
+    [call] = message.tool_calls()
+    assert call.arguments == {}
+    assert call.arguments_error == (
+        f"Unterminated string in JSON at position {len(cut)}\n\nReceived arguments:\n{cut}"
+    )
 
 
-async def test_invalid_json_in_arguments_is_repaired_or_empty() -> None:
+async def test_invalid_json_in_arguments_is_repaired_or_an_arguments_error() -> None:
     reply = Reply(chunks=sse(
         delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "grep", "arguments": '{"pattern": "\\d+\n"}'}}]),
         delta(tool_calls=[{"index": 1, "id": "c2", "function": {"name": "read", "arguments": "not json at all"}}]),
@@ -133,8 +141,11 @@ async def test_invalid_json_in_arguments_is_repaired_or_empty() -> None:
         _, message = await collect(OpenAICompatProvider(settings(server.url)), context())
     assert message.stop_reason == "toolUse"
     first, second = message.tool_calls()
-    assert first.arguments == {"pattern": "\\d+\n"}
+    assert first.arguments == {"pattern": "\\d+\n"} and first.arguments_error is None
     assert second.arguments == {}
+    assert second.arguments_error == (
+        'Unexpected token \'o\', "not json at all" is not valid JSON\n\nReceived arguments:\nnot json at all'
+    )
 
 
 async def test_reasoning_content_is_thinking_and_goes_back_in_the_next_request() -> None:
@@ -276,6 +287,22 @@ async def test_silent_server_hits_the_read_timeout() -> None:
         _, message = await collect(OpenAICompatProvider(settings(server.url, read_timeout_seconds=0.3)), context())
     assert message.stop_reason == "error"
     assert message.error_message.startswith("Timeout: no data from") and "0.3 s" in message.error_message
+
+
+@pytest.mark.parametrize("first", [[], [delta(content="Hel")]])
+async def test_keep_alives_without_progress_end_the_stream(first: list) -> None:
+    # issue 12: comments every 20 ms kept the read timeout from ever firing; the stream never ended
+    reply = Reply(chunks=sse(*first, done=False), keepalive_every=0.02)
+    async with ScriptedServer([reply]) as server:
+        provider = OpenAICompatProvider(settings(server.url, read_timeout_seconds=30, progress_timeout_seconds=0.3))
+        events, message = await collect(provider, context())
+        await asyncio.wait_for(server.disconnected.wait(), 30)  # the connection was closed
+    assert message.stop_reason == "error"
+    assert message.error_message.startswith(f"Timeout: no progress from {server.url}/chat/completions for")
+    assert "for 0.3 s (the server sent only keep-alives or empty chunks;" in message.error_message
+    if first:
+        assert [e.delta for e in events if isinstance(e, TextDelta)] == ["Hel"]
+        assert message.content[0] == TextContent(text="Hel")
 
 
 async def test_api_key_comes_only_from_the_named_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:

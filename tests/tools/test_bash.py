@@ -1,8 +1,9 @@
 """The bash tool's model-facing behaviour: pi-behaviour.md 2.2, the bash items of section 9, bad input.
 
 Every test runs real commands through :class:`pi_lsp.tools.bash.BashTool` in a temp folder.
-Where Pi 0.83 (the checklist) and the peer (0.73.1) disagree, the peer wins: a trailing newline
-adds a line ("seq 3000" is 3001 lines), as in the shared peer cases.
+Where Pi 0.83 (the checklist) and the peer (0.73.1) disagree, the peer wins, except where issue 12
+decided to follow Pi 1.6.0: a trailing newline ends the last line and adds none ("seq 3000" is 3000
+lines; the peer says 3001 and shows a phantom empty last line).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ async def test_default_timeout_comes_from_settings(tmp_path: Path) -> None:
 async def test_timeout_after_3000_lines_keeps_the_full_output(env) -> None:
     out = await run_bash(env, "seq 1 3000; sleep 5", timeout=0.5)
     assert out.is_error and out.text.endswith("Command timed out after 0.5 seconds")
-    match = re.search(r"\[Showing lines 1002-3001 of 3001\. Full output: (\S+)\]", out.text)
+    match = re.search(r"\[Showing lines 1001-3000 of 3000\. Full output: (\S+)\]", out.text)
     assert match, out.text[-300:]
     assert Path(match.group(1)).read_text() == "".join(f"{i}\n" for i in range(1, 3001))
 
@@ -129,19 +130,20 @@ async def test_seq_3000_is_truncated_by_lines_with_full_output(env) -> None:
     out = await run_bash(env, "seq 3000")
     assert not out.is_error
     assert out.details["truncation"]["truncatedBy"] == "lines"
-    assert out.details["truncation"]["totalLines"] == 3001
+    assert out.details["truncation"]["totalLines"] == 3000
     path = Path(out.details["fullOutputPath"])
     assert path.parent == env.temp_dir and re.fullmatch(r"pi-bash-[0-9a-f]{16}\.log", path.name)
     assert path.read_text() == "".join(f"{i}\n" for i in range(1, 3001))
-    assert out.text.endswith(f"2999\n3000\n\n\n[Showing lines 1002-3001 of 3001. Full output: {path}]")
+    assert out.text.startswith("1001\n")
+    assert out.text.endswith(f"2999\n3000\n\n[Showing lines 1001-3000 of 3000. Full output: {path}]")
 
 
 async def test_4000_lines_show_the_last_2000(env) -> None:
     out = await run_bash(env, "for i in $(seq 1 4000); do echo line-$i; done")
     truncation = out.details["truncation"]
-    assert (truncation["totalLines"], truncation["outputLines"]) == (4001, 2000)
-    assert "line-2001\n" not in out.text and out.text.startswith("line-2002\n")
-    assert "line-4000\n" in out.text and "[Showing lines 2002-4001 of 4001." in out.text
+    assert (truncation["totalLines"], truncation["outputLines"]) == (4000, 2000)
+    assert "line-2000\n" not in out.text and out.text.startswith("line-2001\n")
+    assert "line-4000\n\n[Showing lines 2001-4000 of 4000." in out.text
 
 
 async def test_long_single_line_shows_its_end(env) -> None:
@@ -151,8 +153,8 @@ async def test_long_single_line_shows_its_end(env) -> None:
 
 async def test_byte_limit_notice(env) -> None:
     out = await run_bash(env, "seq 1 1000 | awk '{printf \"%099d\\n\", $1}'")
-    assert "[Showing lines 489-1001 of 1001 (50.0KB limit). Full output: " in out.text
-    assert out.details["truncation"]["outputLines"] == 513
+    assert "[Showing lines 489-1000 of 1000 (50.0KB limit). Full output: " in out.text
+    assert out.details["truncation"]["outputLines"] == 512
 
 
 async def test_multibyte_character_split_across_writes(env) -> None:
@@ -182,7 +184,7 @@ async def test_updates_are_throttled_and_carry_the_tail(env) -> None:
     assert out.updates[0].content == []  # the peer's initial empty update
     last = out.updates[-1]
     assert "line-5000" in last.content[0].text  # type: ignore[union-attr]
-    assert last.details["truncation"]["totalLines"] == 5001
+    assert last.details["truncation"]["totalLines"] == 5000
     assert last.details["fullOutputPath"] == out.details["fullOutputPath"]
 
 

@@ -31,7 +31,8 @@ def test_small_output_is_kept_whole_without_spill_file(tmp_path: Path) -> None:
     assert _feed_all(buffer, [(1, b"out\n"), (2, b"err\n")]) == "out\nerr\n"
     assert buffer.full_output_path is None
     assert list(tmp_path.iterdir()) == []
-    assert (buffer.total_lines, buffer.total_bytes) == (3, 8)  # the peer: trailing \n adds a line
+    # Pi 1.6.0 (issue 12): a final \n ends the last line (the 0.73.1 peer counted a phantom third)
+    assert (buffer.total_lines, buffer.total_bytes) == (2, 8)
 
 
 def test_character_split_across_chunks_arrives_whole(tmp_path: Path) -> None:
@@ -60,7 +61,8 @@ def test_escapes_are_stripped_even_when_split(tmp_path: Path) -> None:
         assert _feed_all(buffer, [(1, raw[:cut]), (1, raw[cut:])]) == "red link done\n", cut
 
 
-def test_line_and_byte_totals_follow_the_peer(tmp_path: Path) -> None:
+def test_line_and_byte_totals_follow_pi_1_6(tmp_path: Path) -> None:
+    # issue 12: the 0.73.1 peer says "of 3001" and starts the tail at 1002 (a phantom empty line)
     data = subprocess.run(["seq", "3000"], capture_output=True, check=True).stdout
     buffer = OutputBuffer(tmp_path)
     for start in range(0, len(data), 1000):
@@ -69,8 +71,8 @@ def test_line_and_byte_totals_follow_the_peer(tmp_path: Path) -> None:
     snap = buffer.snapshot()
     buffer.close()
     t = snap.truncation
-    assert (t.truncated, t.truncated_by, t.total_lines, t.total_bytes) == (True, "lines", 3001, len(data))
-    assert (t.output_lines, snap.content.split("\n")[0]) == (2000, "1002")
+    assert (t.truncated, t.truncated_by, t.total_lines, t.total_bytes) == (True, "lines", 3000, len(data))
+    assert (t.output_lines, snap.content.split("\n")[0], snap.content.split("\n")[-1]) == (2000, "1001", "3000")
     assert snap.full_output_path is not None
     assert re.fullmatch(r"pi-bash-[0-9a-f]{16}\.log", snap.full_output_path.name)
     assert snap.full_output_path.parent == tmp_path
@@ -95,8 +97,8 @@ def test_memory_stays_bounded_on_20_mb(tmp_path: Path) -> None:
     buffer.finish()
     snap = buffer.snapshot()
     buffer.close()
-    assert snap.content.endswith("LAST\n")
-    assert snap.truncation.total_lines == 200_002
+    assert snap.content.endswith("\nLAST")
+    assert snap.truncation.total_lines == 200_001
     assert snap.full_output_path.stat().st_size == 20_000_005  # type: ignore[union-attr]
 
 
@@ -121,7 +123,7 @@ def test_unwritable_temp_dir_does_not_crash(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     buffer = OutputBuffer(blocker / "sub")
     text = _feed_all(buffer, [(1, b"y\n" * 3000)])
-    assert text.endswith("y\n") and buffer.truncated
+    assert text.endswith("y\ny") and buffer.truncated
 
 
 _ESCAPE_ALPHABET = st.sampled_from(

@@ -6,6 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from pi_lsp.tools.edit import prepare_edit_arguments
 from tests.tools.edit_support import apply_patch, edit, edit_tool, run_edit
 
@@ -205,3 +207,23 @@ async def test_legacy_and_string_edits_execute(tmp_path: Path) -> None:
     assert not out.is_error and (tmp_path / "legacy.txt").read_text() == "newer\n"
     closed = await run_edit(tmp_path, {"path": "legacy.txt", "edits": [{"oldText": "a", "newText": "b", "extra": 1}]})
     assert closed.is_error and closed.text.startswith('Validation failed for tool "edit":')
+
+
+@pytest.mark.parametrize(
+    ("content", "old", "count"),
+    [
+        ("aXaXa\n", "aXa", 2),  # the second occurrence starts inside the first
+        ("x = [0, 0, 0]\n", "0, 0", 2),
+        ("aaaa\n", "aa", 3),
+        ("ab\n  ab  \n", "b\n  a", 1),  # a single occurrence is still unique
+    ],
+)
+async def test_overlapping_occurrences_are_ambiguous(tmp_path: Path, content: str, old: str, count: int) -> None:
+    # issue 12: counting advanced by the match length called "aXa" unique in "aXaXa" and edited the first
+    _write(tmp_path / "a.txt", content)
+    out = await edit(tmp_path, "a.txt", (old, "Z"))
+    if count == 1:
+        assert not out.is_error
+        return
+    assert out.text.startswith(f"Found {count} occurrences of the text in a.txt. The text must be unique.")
+    assert (tmp_path / "a.txt").read_text() == content

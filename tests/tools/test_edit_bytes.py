@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
+import subprocess
+import sys
+import tempfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,8 @@ from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from pi_lsp.tools.file_io.mutation_queue import active_keys
 from tests.tools.edit_support import edit, edit_tool
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 async def test_mixed_endings_outside_the_span_are_kept(tmp_path: Path) -> None:
@@ -75,13 +82,49 @@ async def test_directory_loop_and_huge_old_text(tmp_path: Path) -> None:
     assert active_keys() == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root bypasses file permissions (as Node's fs.access does)")
+NOBODY = 65534
+
+
 async def test_read_only_file_is_eacces(tmp_path: Path) -> None:
-    target = tmp_path / "ro.txt"
-    target.write_text("x\n")
-    target.chmod(0o444)
-    out = await edit(tmp_path, "ro.txt", ("x", "y"))
-    assert out.text == "Could not edit file: ro.txt. Error code: EACCES."
+    """Run as an unprivileged user: as root (CI) in a child that switches to ``nobody`` (root
+    bypasses file permissions, as Node's fs.access does), else in this process."""
+    if os.geteuid() != 0:
+        target = tmp_path / "ro.txt"
+        target.write_text("x\n")
+        target.chmod(0o444)
+        out = await edit(tmp_path, "ro.txt", ("x", "y"))
+        assert out.text == "Could not edit file: ro.txt. Error code: EACCES."
+        return
+    shared = Path(tempfile.mkdtemp(prefix="pi-lsp-test-"))  # tmp_path is 0700: nobody cannot enter it
+    try:
+        shared.chmod(0o755)
+        target = shared / "ro.txt"
+        target.write_text("x\n")
+        target.chmod(0o444)
+        os.chown(target, NOBODY, NOBODY)  # nobody's own file: only its mode refuses the write
+        code = textwrap.dedent(f"""
+            import asyncio, os, json
+            from pathlib import Path
+            from tests.tools.edit_support import edit
+            # one edit as root first: everything the edit path imports or builds lazily is loaded
+            # while the interpreter's files are still readable
+            warm = Path({str(shared)!r}) / "warm"
+            warm.mkdir()
+            (warm / "w.txt").write_text("x\\n")
+            asyncio.run(edit(warm, "w.txt", ("x", "y")))
+            os.setgid({NOBODY}); os.setuid({NOBODY})
+            out = asyncio.run(edit(Path({str(shared)!r}), "ro.txt", ("x", "y")))
+            print(json.dumps([os.geteuid(), out.text]))
+        """)
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
+            stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [NOBODY, "Could not edit file: ro.txt. Error code: EACCES."]
+        assert target.read_text() == "x\n"
+    finally:
+        subprocess.run(["rm", "-rf", str(shared)], check=False)
 
 
 class _Recording(LocalFileAccess):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pi_lsp.tools.edit import DESCRIPTION
+from pi_lsp.tools.text.edit_match import count_occurrences, fuzzy_normalize
 from tests.peer import run_peer, run_peer_script
 from tests.tools.edit_support import apply_patch, edit_tool, run_edit
 
@@ -87,6 +89,8 @@ def _compare(tmp_path: Path, peer: Path, cases: list[tuple[str, Any]], same_diff
     outcomes = asyncio.run(ours())
     for i, ((text, edits), answer, mine) in enumerate(zip(cases, answers, outcomes)):
         label = f"case {i}: {text[:60]!r} {edits}"
+        if _overlap_decides(text, edits, mine, answer, our_root / f"f{i}.txt"):
+            continue
         assert mine.is_error == answer["isError"], label
         assert mine.text == answer["content"][0]["text"], label
         assert (our_root / f"f{i}.txt").read_bytes() == (peer_root / f"f{i}.txt").read_bytes(), label
@@ -118,3 +122,19 @@ def test_definition_matches_the_peer(tmp_path: Path, peer: Path) -> None:
     assert tool.parameters == peer_edit["parameters"]
     assert list(tool.parameters) == list(peer_edit["parameters"])
     assert peer_edit["hasPrepare"]
+
+
+def _overlap_decides(text: str, edits: Any, mine: Any, answer: dict, ours: Path) -> bool:
+    """The decided difference of issue 12 (docs/differences.md): an ``oldText`` whose occurrences
+    overlap is ambiguous in pi-lsp (counted advancing one character), while the peer counts
+    non-overlapping ones and may apply the first. True when that explains the two answers (and
+    pi-lsp left the file alone); False when the answers must be equal as usual."""
+    found = re.match(r"Found (\d+) occurrences", mine.text) if mine.is_error else None
+    if found is None or mine.text == answer["content"][0]["text"]:
+        return False
+    fuzzy = fuzzy_normalize(text)
+    counts = [(count_occurrences(base, old), base.count(old)) for e in edits
+              for base, old in ((text, e["oldText"]), (fuzzy, fuzzy_normalize(e["oldText"])))]
+    assert any(overlapping == int(found.group(1)) and overlapping > plain for overlapping, plain in counts), mine.text
+    assert ours.read_bytes() == text.encode()
+    return True

@@ -231,6 +231,13 @@ def test_sniffing_rules() -> None:
     assert sniff_image_mime(png) == "image/png" and sniff_image_mime(apng) is None
 
 
+async def test_text_starting_with_gif_is_text(tmp_path: Path) -> None:
+    # issue 12 (Pi 1.6.0): 0.73.1 took any file starting with "GIF" for an image and could not read it
+    (tmp_path / "notes.txt").write_text("GIFs are fun\nsecond line\n", encoding="utf-8")
+    assert _text(await _read(tmp_path, path="notes.txt")) == "GIFs are fun\nsecond line\n"
+    assert sniff_image_mime(b"GIF8 not a header") is None and sniff_image_mime(b"GIF87a\x01\x00") == "image/gif"
+
+
 async def test_animated_png_is_binary_not_image(tmp_path: Path) -> None:
     png = _png(1, 1)
     (tmp_path / "anim.png").write_bytes(png[:33] + struct.pack(">I", 8) + b"acTL" + bytes(12) + png[33:])

@@ -29,9 +29,9 @@ GENEROUS_SECONDS = 60
 
 
 def _exec(cwd: Path, call: dict) -> dict:
-    """Run one tool call through ``python3 -m pi_lsp exec`` and return its result message."""
+    """Run one tool call through ``python3 -m pi_lsp exec`` (every tool active) and return its result."""
     done = subprocess.run(
-        [sys.executable, "-m", "pi_lsp", "exec", "--cwd", str(cwd)],
+        [sys.executable, "-m", "pi_lsp", "exec", "--cwd", str(cwd), "--tools", "all"],
         input=json.dumps(call) + "\n", capture_output=True, text=True, cwd=REPO,
         timeout=GENEROUS_SECONDS,
     )
@@ -99,3 +99,19 @@ async def test_editor_disk_read_gives_none_for_a_fifo(tmp_path: Path, fifo: Path
     regular.write_bytes(b"abc")
     found = read_disk(regular)
     assert found is not None and found[0] == b"abc"
+
+
+@pytest.mark.parametrize("name", ["pipe", "/dev/zero"])
+def test_grep_refuses_a_fifo_or_device_path_without_blocking(tmp_path: Path, fifo: Path, name: str) -> None:
+    # issue 12: ripgrep blocked reading the FIFO until the call was aborted; a directory holding
+    # one is fine (ripgrep's walk skips special files)
+    result = _exec(tmp_path, {"id": "g", "name": "grep", "arguments": {"pattern": "x", "path": name}})
+    assert result["isError"] is True
+    shown = fifo if name == "pipe" else name
+    kind = "a FIFO (named pipe)" if name == "pipe" else "a character device"
+    assert result["content"][0]["text"] == (
+        f"{shown} is {kind}, not a regular file or directory; grep only searches regular files and directories."
+    )
+    (tmp_path / "a.txt").write_text("x marks\n")
+    found = _exec(tmp_path, {"id": "d", "name": "grep", "arguments": {"pattern": "x", "path": "."}})
+    assert found["content"][0]["text"] == "a.txt:1: x marks"

@@ -34,14 +34,22 @@ def test_multibyte_bytes_counted() -> None:
     assert result.to_details()["truncatedBy"] is None
 
 
-def test_trailing_newline_counts_as_a_line_like_the_peer() -> None:
-    for fn in (truncate_head, truncate_tail):
-        assert fn("a\nb\nc").truncated is False
-        result = fn("a\nb\nc\n", max_lines=3)
-        assert result.total_lines == 4 and result.truncated and result.truncated_by == "lines"
+def test_trailing_newline_counts_as_a_line_like_the_peer_in_head_truncation() -> None:
+    assert truncate_head("a\nb\nc").truncated is False
+    result = truncate_head("a\nb\nc\n", max_lines=3)
+    assert result.total_lines == 4 and result.truncated and result.truncated_by == "lines"
     assert truncate_head("a\nb\nc\n", max_lines=3).content == "a\nb\nc"
-    assert truncate_tail("a\nb\nc\n", max_lines=3).content == "b\nc\n"
     assert truncate_head("").total_lines == 1
+
+
+def test_tail_truncation_counts_lines_like_pi_1_6() -> None:
+    # issue 12 (Pi 1.6.0 splitLinesForCounting): a final newline ends the last line and starts no
+    # phantom one; 0.73.1 counted "a\nb\nc\n" as 4 lines and kept the empty piece in the tail
+    assert truncate_tail("a\nb\nc").truncated is False
+    assert truncate_tail("a\nb\nc\n", max_lines=3).truncated is False
+    result = truncate_tail("a\nb\nc\nd\n", max_lines=3)
+    assert (result.total_lines, result.truncated_by, result.content) == (4, "lines", "b\nc\nd")
+    assert truncate_tail("").total_lines == 0
 
 
 def test_head_bytes_whole_lines_only() -> None:
@@ -75,8 +83,8 @@ def test_tail_partial_last_line() -> None:
     result = truncate_tail("aé🙂b", max_bytes=5)
     assert (result.content, result.last_line_partial, result.output_bytes) == ("🙂b", True, 5)
     result = truncate_tail("X" * 300_000 + "\n", max_bytes=1024)
-    # the peer counts the empty line after the final newline: it fits (0 bytes), then X... does not
-    assert result.content == "" and result.output_lines == 1 and result.truncated_by == "bytes"
+    # the final newline starts no line (Pi 1.6.0): the last line's end is kept, not an empty line
+    assert result.content == "X" * 1024 and result.output_lines == 1 and result.last_line_partial
     result = truncate_tail("X" * 300_000, max_bytes=1024)
     assert result.content == "X" * 1024 and result.output_lines == 1 and result.last_line_partial
     result = truncate_tail("abc🙂", max_bytes=3)
@@ -86,8 +94,8 @@ def test_tail_partial_last_line() -> None:
 def test_tail_lines() -> None:
     text = "".join(f"line-{i}\n" for i in range(1, 4001))
     result = truncate_tail(text)
-    assert result.total_lines == 4001 and result.output_lines == 2000
-    assert result.content.startswith("line-2002\n") and result.content.endswith("line-4000\n")
+    assert result.total_lines == 4000 and result.output_lines == 2000
+    assert result.content.startswith("line-2001\n") and result.content.endswith("\nline-4000")
 
 
 @settings(max_examples=200, deadline=None)
@@ -97,7 +105,7 @@ def test_tail_equals_byte_level_truncation(text: str, max_bytes: int) -> None:
     result = truncate_tail(text, max_lines=10_000, max_bytes=max_bytes)
     if not result.last_line_partial:
         return
-    data = text.split("\n")[-1].encode()
+    data = text.removesuffix("\n").split("\n")[-1].encode()
     expected = data[len(data) - max_bytes:].decode("utf-8", "ignore")
     assert result.content == expected
     assert result.output_bytes == len(result.content.encode()) <= max_bytes

@@ -69,7 +69,8 @@ def sniff_image_mime(head: bytes) -> str | None:
     """The MIME type of a supported image from its first :data:`SNIFF_BYTES` bytes, else ``None``.
 
     JPEG ``FF D8 FF`` (not JPEG-LS, whose 4th byte is ``F7``); PNG signature with ``IHDR`` first
-    and no ``acTL`` before ``IDAT`` (animated PNGs are not images here); ``GIF``; ``RIFF``..``WEBP``;
+    and no ``acTL`` before ``IDAT`` (animated PNGs are not images here); ``GIF87a``/``GIF89a``
+    (Pi 1.6.0; 0.73.1 took any text starting with ``GIF`` for an image); ``RIFF``..``WEBP``;
     ``BM`` with a sane header (``image/bmp``).
     """
     if head.startswith(b"\xff\xd8\xff"):
@@ -77,7 +78,7 @@ def sniff_image_mime(head: bytes) -> str | None:
     png = _png_kind(head)
     if png is not None:
         return png if png == "image/png" else None
-    if head.startswith(b"GIF"):
+    if head.startswith((b"GIF87a", b"GIF89a")):
         return "image/gif"
     if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
         return "image/webp"

@@ -16,16 +16,29 @@ import unicodedata
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from pi_lsp.agent.js_values import js_inspect_string
 from pi_lsp.agent.tool import ToolError
 
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _NARROW_NO_BREAK_SPACE = "\u202f"
 _AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
 _CURLY_APOSTROPHE = "\u2019"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str from JSON holds pairs as one code point
 
 
 class InvalidPathError(ToolError):
     """The path string cannot name a file (an invalid ``file://`` URL). The message is model-facing."""
+
+
+class NulInPathError(InvalidPathError):
+    """The resolved path holds a NUL byte; ``path`` is it. The message is Node's for ``fs`` calls."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            "The argument 'path' must be a string, Uint8Array, or URL without null bytes. "
+            f"Received {js_inspect_string(path)}"
+        )
+        self.path = path
 
 
 def expand_path(path: str) -> str:
@@ -37,9 +50,12 @@ def expand_path(path: str) -> str:
        and ``~user/x`` are *not* expanded (they stay relative names).
     4. A ``file://`` URL becomes its filesystem path (see :func:`file_url_to_path`).
 
-    Whitespace is never trimmed. Raises :class:`InvalidPathError` for an invalid file URL.
+    Whitespace is never trimmed. Lone surrogates (``"\\ud800"`` in JSON) become U+FFFD, as Node
+    turns every path string into UTF-8 that way. Raises :class:`InvalidPathError` for an invalid
+    file URL.
     """
-    text = path[1:] if path.startswith("@") else path
+    text = _LONE_SURROGATE.sub("\ufffd", path)
+    text = text[1:] if text.startswith("@") else text
     text = _UNICODE_SPACES.sub(" ", text)
     if text == "~":
         return str(Path.home())
@@ -90,12 +106,18 @@ def resolve_to_cwd(path: str, cwd: Path) -> Path:
     ``/a/c``) and a relative one is joined to ``cwd`` first. Symlinks are not resolved. An empty
     string names ``cwd`` itself (Node's ``path.resolve(cwd, "")``).
 
-    Raises :class:`InvalidPathError` for an invalid ``file://`` URL.
+    Raises :class:`InvalidPathError` for an invalid ``file://`` URL, and with Node's words
+    (``The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received
+    '/cwd/a\\x00b'``) for a path holding a NUL byte, which no file name can contain.
     """
     expanded = expand_path(path)
     if os.path.isabs(expanded):
-        return Path(_normalise(expanded))
-    return Path(_normalise(os.path.join(os.fspath(cwd), expanded)))
+        resolved = _normalise(expanded)
+    else:
+        resolved = _normalise(os.path.join(os.fspath(cwd), expanded))
+    if "\x00" in resolved:
+        raise NulInPathError(resolved)
+    return Path(resolved)
 
 
 def _read_path_variants(resolved: str) -> list[str]:
@@ -147,7 +169,10 @@ def resolve_directory(path: str | None, cwd: Path) -> Path:
     words: ``Path not found: {abs}`` when it cannot be stat-ed (symlinks followed), ``Not a
     directory: {abs}`` when it is something else.
     """
-    directory = resolve_to_cwd(path or ".", cwd)
+    try:
+        directory = resolve_to_cwd(path or ".", cwd)
+    except NulInPathError as exc:  # Pi's existsSync answers false for it
+        raise ToolError(f"Path not found: {exc.path}") from None
     try:
         is_directory = directory.is_dir()
         directory.stat()

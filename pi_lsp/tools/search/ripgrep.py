@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pi_lsp.agent.tool import ToolError
+from pi_lsp.tools.shell.spawn_args import spawn_args
 
 if TYPE_CHECKING:  # pragma: no cover
     from pi_lsp.tools.shell.processes import ProcessRegistry
@@ -91,8 +92,11 @@ class RipgrepRun:
     whether the caller stopped it early. Raises :class:`ToolError` when ``rg`` cannot start.
     """
 
-    def __init__(self, args: Sequence[str], *, processes: "ProcessRegistry | None" = None) -> None:
+    def __init__(
+        self, args: Sequence[str], *, processes: "ProcessRegistry | None" = None, cwd: Path | None = None
+    ) -> None:
         self._args = list(args)
+        self._cwd = cwd
         self._processes = processes
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr = bytearray()
@@ -110,11 +114,12 @@ class RipgrepRun:
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 os.fspath(rg),
-                *self._args,
+                *spawn_args(self._args),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
+                cwd=self._cwd,
                 limit=MAX_LINE_BYTES,
                 env=None if self._processes is None else self._processes.spawn_env(),
             )

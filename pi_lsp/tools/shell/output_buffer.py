@@ -152,8 +152,9 @@ class OutputBuffer:
         self.full_output_path: Path | None = None
         self.total_raw_bytes = 0
         self.total_bytes = 0
-        self.total_lines = 1
-        self.last_line_bytes = 0
+        self._newlines = 0
+        self._open_line_bytes = 0  # bytes after the last newline
+        self._closed_line_bytes = 0  # bytes of the line the last newline ended
         self.finished = False
 
     # -- input ----------------------------------------------------------------------------------
@@ -199,6 +200,17 @@ class OutputBuffer:
     # -- output ---------------------------------------------------------------------------------
 
     @property
+    def total_lines(self) -> int:
+        """Lines of the whole output as Pi 1.6.0 counts them: a final ``\n`` ends the last line
+        and starts no new one, and empty output has none (0.73.1 counted one more)."""
+        return self._newlines + (1 if self._open_line_bytes else 0)
+
+    @property
+    def last_line_bytes(self) -> int:
+        """UTF-8 bytes of the output's last line (the one a final newline ended, if any)."""
+        return self._open_line_bytes or self._closed_line_bytes
+
+    @property
     def truncated(self) -> bool:
         """True when the whole output exceeds a limit (then the spill file exists)."""
         return self.total_lines > self.max_lines or self.total_bytes > self.max_bytes
@@ -213,6 +225,11 @@ class OutputBuffer:
         text, trimmed = self._visible_tail()
         result = truncate_tail(text, self.max_lines, self.max_bytes)
         truncated = self.truncated
+        if truncated and not result.truncated and text.endswith("\n"):
+            # the whole output was cut, so its kept lines are joined without the final newline
+            # (the visible tail alone fitted, and truncate_tail returned it as it was)
+            content = text[:-1]
+            result = replace(result, content=content, output_bytes=result.output_bytes - 1)
         truncated_by = None
         if truncated:
             truncated_by = result.truncated_by
@@ -237,11 +254,12 @@ class OutputBuffer:
         """The decoded tail that truncation needs, and whether older whole lines were left out."""
         data = self._tail
         limit = self.max_bytes + 1  # a kept line plus the newline before it fits in this
-        if len(data) > limit:
-            cut = data.find(b"\n", len(data) - limit)
+        end = len(data) - 1 if data.endswith(b"\n") else len(data)  # a final newline starts no line
+        if end > limit:
+            cut = data.find(b"\n", end - limit, end)
             if cut != -1:
                 return data[cut + 1 :].decode("utf-8", "replace"), True
-            start = max(0, len(data) - limit - 8)  # one over-long last line: keep more than max_bytes
+            start = max(0, end - limit - 8)  # one over-long last line: keep more than max_bytes
             while start < len(data) and (data[start] & 0xC0) == 0x80:
                 start += 1
             return data[start:].decode("utf-8", "replace"), True
@@ -268,10 +286,15 @@ class OutputBuffer:
         self.total_bytes += size
         newlines = encoded.count(b"\n")
         if newlines:
-            self.total_lines += newlines
-            self.last_line_bytes = size - encoded.rfind(b"\n") - 1
+            self._newlines += newlines
+            last = encoded.rfind(b"\n")
+            if newlines == 1:
+                self._closed_line_bytes = self._open_line_bytes + last
+            else:
+                self._closed_line_bytes = last - encoded.rfind(b"\n", 0, last) - 1
+            self._open_line_bytes = size - last - 1
         else:
-            self.last_line_bytes += size
+            self._open_line_bytes += size
         if size > 2 * self._rolling:  # a big chunk alone: keep its end, never copy the rest
             start = size - self._rolling
             while start < size and (encoded[start] & 0xC0) == 0x80:

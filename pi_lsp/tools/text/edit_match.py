@@ -10,7 +10,9 @@ Rules kept from Pi (pi-behaviour.md 2.3, steps 5-9, and the peer 0.73.1):
 - every edit is matched against the same original, never incrementally;
 - an exact substring search first; if any edit is only found in fuzzy form, the whole batch
   switches to "fuzzy space" (the fuzzy-normalised file) and every edit is located there;
-- uniqueness is always counted in fuzzy space (non-overlapping occurrences);
+- uniqueness is always counted in fuzzy space, occurrences found advancing one character, so
+  overlapping occurrences (``aXa`` twice in ``aXaXa``) are ambiguous like any duplicate (issue 12;
+  Pi 0.73.1 counted non-overlapping ones and applied the first as if it were unique);
 - errors are checked edit by edit in order (not found, then duplicate), then overlaps;
 - a result equal to the original is an error.
 
@@ -201,23 +203,31 @@ def plan_edits(lf: str, edits: list[EditSpec], path: str) -> list[Splice]:
 
 
 def _fuzzy_count(lf: str, fuzzy_old: str, fuzzy_of_lf: Callable[[], str], fuzzy_mode: bool) -> int:
-    """Occurrences of ``fuzzy_old`` in the fuzzy form of ``lf`` (non-overlapping, as JavaScript's
-    ``split(needle).length - 1`` counts them; an empty needle splits between characters).
+    """Occurrences of ``fuzzy_old`` in the fuzzy form of ``lf``, overlapping ones included (each
+    search starts one character after the previous occurrence's start; :func:`count_occurrences`).
 
     Fast path without normalising the whole file: for ASCII ``lf`` the fuzzy form only drops
     trailing whitespace from lines, and a one-line needle that is itself normalised ends in a
     non-space character, so each of its occurrences lies in the kept part of one line: the count
-    in ``lf`` is the count in the fuzzy form. Only more than one occurrence needs a full count.
+    in ``lf`` is the count in the fuzzy form.
     """
     if not fuzzy_mode and fuzzy_old and lf.isascii() and "\n" not in fuzzy_old:
-        first = lf.find(fuzzy_old)
-        if first < 0:
-            return 0
-        if lf.find(fuzzy_old, first + len(fuzzy_old)) < 0:
-            return 1
-        return lf.count(fuzzy_old)
-    fuzzy_base = fuzzy_of_lf()
-    return fuzzy_base.count(fuzzy_old) if fuzzy_old else len(fuzzy_base) - 1
+        return count_occurrences(lf, fuzzy_old)
+    return count_occurrences(fuzzy_of_lf(), fuzzy_old)
+
+
+def count_occurrences(text: str, needle: str) -> int:
+    """How many times ``needle`` occurs in ``text``, overlapping occurrences included
+    (``count_occurrences("aaa", "aa") == 2``). An empty needle gives ``len(text) - 1``, as
+    JavaScript's ``text.split("").length - 1`` (Pi's count) does."""
+    if not needle:
+        return len(text) - 1
+    first = text.find(needle)
+    if first < 0:
+        return 0
+    if text.find(needle, first + 1) < 0:
+        return 1
+    return len(re.findall(f"(?={re.escape(needle)})", text))
 
 
 def _line_splices(lf: str, fuzzy: str, matches: list[_Match]) -> list[Splice]:

@@ -144,6 +144,15 @@ def _utf8_suffix(line: str, max_bytes: int) -> str:
     return data[start:].decode("utf-8", "surrogatepass")
 
 
+def _lines_for_counting(text: str) -> list[str]:
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
 def truncate_tail(
     text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
@@ -152,9 +161,14 @@ def truncate_tail(
     If even the last line does not fit, its last ``max_bytes`` bytes are kept, moved forward to a
     UTF-8 character boundary (``last_line_partial``; may be ``""`` when one multi-byte character
     cannot fit).
+
+    Lines are counted as Pi 1.6.0 counts them (``splitLinesForCounting``): a final ``\n`` ends the
+    last line and starts no empty one, so 200,000 lines are ``of 200000`` (0.73.1 said ``of
+    200001``) and the kept tail starts with a real line, not the empty piece after the last
+    ``\n``. Empty text has no lines.
     """
     total_bytes = utf8_len(text)
-    lines = text.split("\n")
+    lines = _lines_for_counting(text)
     total_lines = len(lines)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return _untouched(text, total_lines, total_bytes, max_lines, max_bytes)

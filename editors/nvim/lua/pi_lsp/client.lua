@@ -162,8 +162,8 @@ function M.command_problem()
   end
   if vim.fn.executable(cmd[1]) ~= 1 then
     return string.format(
-      'pi_lsp: `%s` was not found on PATH. Install pi-lsp (`pipx install pi-lsp` or '
-        .. '`pip install pi-lsp`) or set `cmd` in require("pi_lsp").setup(); see :checkhealth pi_lsp',
+      'pi_lsp: `%s` was not found on PATH. Install pi-lsp from a checkout (`pipx install /path/to/pi-lsp` or '
+        .. '`pip install -e .` in it) or set `cmd` in require("pi_lsp").setup(); see :checkhealth pi_lsp',
       cmd[1]
     )
   end

@@ -50,7 +50,7 @@ function M.check()
   local problem = require('pi_lsp.client').command_problem()
   if problem then
     report.error(problem, {
-      'Install the server: `pipx install pi-lsp` (or `pip install --user pi-lsp`)',
+      'Install the server from a checkout: `pipx install /path/to/pi-lsp` (or `pip install -e .` in it)',
       'or point the plugin at it: require("pi_lsp").setup({ cmd = { "/path/to/pi-lsp" } })',
     })
   else

@@ -1,0 +1,142 @@
+"""pygls's LSP protocol with the JSON-RPC fixes pi-lsp needs whatever it serves (issue 12).
+
+:class:`RobustLanguageServerProtocol` changes four behaviours of pygls 2.1 (each checked by
+``tests/test_pygls_contract.py``, which fails loudly when a pygls release changes the hook):
+
+- ``structure_message``: a message that does not fit its LSP type raises InvalidParams without
+  pygls's ERROR-level traceback (the transport logs one WARNING line or answers the request); a
+  request (with ``id``) whose method is an LSP *notification* (``initialized``,
+  ``textDocument/didOpen``, ``$/cancelRequest``...) raises InvalidRequest, so it gets its one
+  answer instead of being handled as a notification and never answered.
+- ``_send_data``: every outgoing message is serialised by :func:`pi_lsp.llm.json_text.dumps`, so
+  nothing pi-lsp sends is invalid JSON (a ``NaN``, an infinity or ``1e400`` from a client or a
+  model becomes ``null``, as JavaScript's ``JSON.stringify`` does), and ``Content-Length``
+  counts bytes.
+- ``_check_handler_result``: a notification handler that refuses its input with a JSON-RPC
+  error (``didOpen`` before ``initialize``) is one WARNING line, not an ERROR.
+- ``_execute_handler``: pygls 2.1.1 keeps the future of every handled notification (and of every
+  sub-handler a generator handler yields to) in ``_request_futures`` forever, about 2 KB per
+  ``didChange``. The entry is removed when its future is done, unless it was replaced meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from functools import partial
+from typing import Any
+
+import cattrs
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+from lsprotocol.types import ResponseErrorMessage
+
+from pi_lsp.llm import json_text
+
+logger = logging.getLogger(__name__)
+
+
+class RobustLanguageServerProtocol(LanguageServerProtocol):
+    """``LanguageServerProtocol`` whose input errors are quiet, whose output is valid JSON and whose
+    bookkeeping does not grow with every notification (see the module docstring)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """``data`` (a decoded JSON-RPC object) as pygls's typed message.
+
+        Raises ``JsonRpcInvalidRequest`` for a request whose method is a notification,
+        ``JsonRpcInvalidParams`` (cause: the cattrs error) when the params do not fit the type,
+        ``JsonRpcInternalError`` for anything else structuring raised. Logs nothing: the caller
+        answers or logs one line.
+        """
+        if "jsonrpc" not in data:
+            return data
+        method = data.get("method")
+        if "id" in data and "error" not in data and isinstance(method, str):
+            message_type = self.get_message_type(method)
+            fields = {field.name for field in getattr(message_type, "__attrs_attrs__", ())}
+            if message_type is not None and "id" not in fields:
+                raise JsonRpcInvalidRequest(
+                    message=f'Invalid Request: "{method}" is a notification and cannot be sent as a request (with an "id")'
+                )
+        try:
+            if "id" in data:
+                if "error" in data:
+                    return self._converter.structure(data, ResponseErrorMessage)
+                if isinstance(method, str):
+                    return self._converter.structure(data, self.get_message_type(method) or JsonRPCRequestMessage)
+                result_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
+                return self._converter.structure(data, result_type)
+            message_type = self.get_message_type(method or "") or JsonRPCNotification
+            return self._converter.structure(data, message_type)
+        except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise JsonRpcInvalidParams() from exc
+        except RecursionError as exc:
+            raise JsonRpcInvalidParams(message="params nested too deeply") from exc
+        except Exception as exc:
+            raise JsonRpcInternalError() from exc
+
+    def _send_data(self, data: Any) -> None:
+        """Serialise ``data`` (an attrs message or a plain dict) and write one frame."""
+        if not data:
+            return
+        if self.writer is None:
+            logger.error("cannot send a message: no transport")
+            return
+        try:
+            body = json_text.dumps(data, default=self._serialize_message).encode(self.CHARSET)
+        except (TypeError, ValueError, RecursionError):
+            logger.exception("a message could not be serialised; it was not sent")
+            return
+        frame = body
+        if self._include_headers:
+            header = (
+                f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            frame = header.encode("ascii") + body
+        try:
+            res = self.writer.write(frame)
+            if inspect.isawaitable(res):
+                asyncio.ensure_future(res)
+        except BrokenPipeError:
+            logger.warning("cannot send a message: the client closed the pipe")
+            raise
+        except Exception as error:
+            logger.exception("sending a message failed")
+            self._server._report_server_error(error, JsonRpcInternalError)
+
+    def _check_handler_result(self, future: Any) -> None:
+        """A notification handler's outcome: an expected JSON-RPC error (sent before
+        ``initialize``, bad params) is the client's input and one WARNING line; anything else is
+        reported by pygls (the server logs it at ERROR)."""
+        if not future.cancelled():
+            exc = future.exception()
+            if isinstance(exc, JsonRpcException) and not isinstance(exc, JsonRpcInternalError):
+                logger.warning("a notification was refused: %s", exc.message or exc)
+                return
+        super()._check_handler_result(future)
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls's handler execution, then forget the handler's future once it is done."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(partial(self._forget_future, msg_id))
+
+    def _forget_future(self, msg_id: Any, future: Any) -> None:
+        if self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
+

@@ -1,0 +1,100 @@
+"""JSON text in and out, as RFC 8259 and JavaScript define it (issue 12, "the wire stays valid").
+
+Every JSON text pi-lsp reads from outside (LSP frames, ``pi-lsp exec`` lines, a provider's stream,
+a model's tool-call arguments) goes through :func:`loads`, and every JSON text it sends (LSP frames,
+``exec`` output lines) through :func:`dumps`:
+
+- :func:`loads` accepts only JSON: ``NaN``, ``Infinity`` and ``-Infinity`` (which Python's
+  ``json`` accepts) are errors, as in JavaScript's ``JSON.parse``; a number too large for a double
+  (``1e400``) becomes ``inf`` as in JavaScript. Containers nested deeper than
+  :data:`MAX_DEPTH` are refused: the rest of pi-lsp (validation, structuring, formatting)
+  recurses, so an unbounded depth would end in ``RecursionError`` far from the input.
+- :func:`dumps` never writes ``NaN``/``Infinity``: a non-finite number becomes ``null``, as
+  JavaScript's ``JSON.stringify`` does. Lone surrogates are written as ``\\uXXXX`` escapes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_DEPTH = 128
+"""The deepest nesting of arrays and objects accepted in a JSON text (the top level is depth 1).
+
+LSP messages nest about 10 deep; Pi's tool arguments 4. 128 leaves room for any real document and
+keeps every recursive consumer far from Python's recursion limit (1000 frames)."""
+
+
+class JsonTextError(ValueError):
+    """The text is not JSON that pi-lsp accepts; the message says why (and where, when known)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise JsonTextError(f"{name} is not JSON")
+
+
+def depth(value: Any) -> int:
+    """How deeply ``value``'s lists and dicts nest (a scalar is 0, ``[]`` is 1); iterative."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def loads(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
+    """Parse one JSON text strictly (see the module docstring).
+
+    ``text`` is ``str`` or UTF-8 ``bytes``. Raises :class:`JsonTextError` (a ``ValueError``) for
+    text that is not JSON, for ``NaN``/``Infinity`` literals, for nesting deeper than
+    ``max_depth`` (``None``: the caller checks with :func:`check_depth` once it knows more about
+    the message); ``json.JSONDecodeError`` (also a ``ValueError``) keeps its position for syntax
+    errors; ``UnicodeDecodeError`` (a ``ValueError`` too) for bytes that are not UTF-8.
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise JsonTextError(f"JSON nested deeper than {max_depth or MAX_DEPTH} levels") from None
+    if max_depth is not None and may_nest_deeper(text, max_depth):
+        check_depth(value, max_depth)
+    return value
+
+
+def may_nest_deeper(text: str | bytes, max_depth: int = MAX_DEPTH) -> bool:
+    """False when ``text`` has too few brackets to nest deeper than ``max_depth`` (a fast C-level
+    count that spares :func:`check_depth`'s walk for almost every message); True otherwise."""
+    if isinstance(text, str):
+        return text.count("{") + text.count("[") > max_depth
+    return text.count(b"{") + text.count(b"[") > max_depth
+
+
+def check_depth(value: Any, max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`JsonTextError` when ``value`` nests deeper than ``max_depth`` (see :func:`depth`)."""
+    if isinstance(value, (dict, list)) and depth(value) > max_depth:
+        raise JsonTextError(f"JSON nested deeper than {max_depth} levels")
+
+
+def dumps(value: Any, *, ensure_ascii: bool = True, default: Any = None, **kwargs: Any) -> str:
+    """``json.dumps`` that always produces valid JSON (RFC 8259).
+
+    Tries ``allow_nan=False`` first (the common case costs nothing extra); when a ``NaN`` or an
+    infinity is found, the value is encoded once with them (via ``default`` for objects), read
+    back with each one as ``null``, and encoded again. ``kwargs`` go to ``json.dumps``
+    (``separators``, ``sort_keys``...). Raises ``TypeError`` for objects ``default`` cannot encode.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=ensure_ascii, default=default, allow_nan=False, **kwargs)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+    loose = json.dumps(value, ensure_ascii=True, default=default, allow_nan=True)
+    cleaned = json.loads(loose, parse_constant=lambda _name: None)
+    return json.dumps(cleaned, ensure_ascii=ensure_ascii, allow_nan=False, **kwargs)

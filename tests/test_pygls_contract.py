@@ -1,0 +1,107 @@
+"""The private pygls hooks pi-lsp overrides or calls, pinned (issue 12).
+
+pi-lsp's protocol (:mod:`pi_lsp.daemon.pygls_protocol`, :class:`pi_lsp.daemon.rpc.PiProtocol`)
+overrides private methods of pygls 2.1 and reads private attributes. A pygls release may rename,
+re-sign or stop calling them, and an override would then silently do nothing. Each test here pins
+one hook on pygls's own class (never on pi-lsp's subclass) and fails with a message saying what to
+re-check. The last one also pins the leak the daemon works around: when a pygls release stops
+keeping notification futures, it fails and the workaround can go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+
+from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
+from pi_lsp.daemon.rpc import PiProtocol
+
+HOOKS: dict[str, list[tuple[str, str]]] = {
+    # name -> [(parameter, kind)], self left out
+    "_send_handler_result": [("future", "POSITIONAL_OR_KEYWORD"), ("msg_id", "KEYWORD_ONLY")],
+    "_handle_cancel_notification": [("msg_id", "POSITIONAL_OR_KEYWORD")],
+    "_send_data": [("data", "POSITIONAL_OR_KEYWORD")],
+    "_check_handler_result": [("future", "POSITIONAL_OR_KEYWORD")],
+    "_execute_handler": [
+        ("msg_id", "POSITIONAL_OR_KEYWORD"), ("handler", "POSITIONAL_OR_KEYWORD"),
+        ("callback", "POSITIONAL_OR_KEYWORD"), ("args", "POSITIONAL_OR_KEYWORD"),
+        ("kwargs", "POSITIONAL_OR_KEYWORD"),
+    ],
+    "structure_message": [("data", "POSITIONAL_OR_KEYWORD")],
+    "_send_response": [("msg_id", "POSITIONAL_OR_KEYWORD"), ("result", "POSITIONAL_OR_KEYWORD"),
+                       ("error", "POSITIONAL_OR_KEYWORD")],
+    "_serialize_message": [("data", "POSITIONAL_OR_KEYWORD")],
+    "get_message_type": [("method", "POSITIONAL_OR_KEYWORD")],
+}
+
+
+def _overridden_private_methods() -> set[str]:
+    names = set()
+    for cls in (RobustLanguageServerProtocol, PiProtocol):
+        for name, value in vars(cls).items():
+            if name.startswith("_") and not name.startswith("__") and inspect.isfunction(value):
+                if hasattr(LanguageServerProtocol, name):
+                    names.add(name)
+    return names
+
+
+def test_every_overridden_pygls_hook_is_pinned_here() -> None:
+    missing = _overridden_private_methods() - set(HOOKS)
+    assert not missing, f"pi-lsp overrides pygls hooks that this file does not pin: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("name", sorted(HOOKS))
+def test_the_hook_exists_with_the_signature_pi_lsp_relies_on(name: str) -> None:
+    method = getattr(LanguageServerProtocol, name, None)
+    assert method is not None, f"pygls no longer has {name}: pi-lsp's override does nothing now; re-check it"
+    parameters = list(inspect.signature(method).parameters.values())[1:]
+    got = [(p.name, p.kind.name) for p in parameters]
+    assert got == HOOKS[name], f"pygls changed {name}{inspect.signature(method)}: re-check pi-lsp's override"
+
+
+def test_the_attributes_pi_lsp_reads_exist() -> None:
+    server = LanguageServer("contract", "0", protocol_cls=LanguageServerProtocol)
+    protocol = server.protocol
+    for name in ("_request_futures", "_result_types", "_converter", "_server", "_shutdown", "writer",
+                 "_include_headers", "fm"):
+        assert hasattr(protocol, name), f"pygls protocol lost {name}"
+    assert isinstance(protocol._request_futures, dict) and isinstance(protocol._result_types, dict)
+    assert isinstance(JsonRPCProtocol.CHARSET, str) and isinstance(JsonRPCProtocol.CONTENT_TYPE, str)
+    assert callable(getattr(server, "_report_server_error", None))
+    for builtin in ("lsp_text_document__did_open", "lsp_text_document__did_change",
+                    "lsp_text_document__did_close", "lsp_exit"):
+        assert hasattr(LanguageServerProtocol, builtin), f"pygls renamed its builtin handler {builtin}"
+
+
+def test_pygls_still_hands_notification_errors_and_cancels_to_the_hooks() -> None:
+    # _handle_notification must route $/cancelRequest to _handle_cancel_notification(params.id)
+    # and a notification's outcome to _check_handler_result, or the overrides never run
+    source = inspect.getsource(JsonRPCProtocol._handle_notification)
+    assert "_handle_cancel_notification(params.id)" in source
+    assert "callback=self._check_handler_result" in source
+    assert "self._send_handler_result" in inspect.getsource(JsonRPCProtocol._handle_request)
+
+
+async def test_pygls_still_keeps_notification_futures_so_the_workaround_is_needed() -> None:
+    server = LanguageServer("contract", "0", protocol_cls=LanguageServerProtocol)
+
+    @server.feature("contract/notified")
+    async def notified(ls: Any, params: Any) -> None:
+        return None
+
+    protocol = server.protocol
+    for _ in range(3):
+        protocol._handle_notification("contract/notified", {})
+    for _ in range(3):
+        await asyncio.sleep(0)
+    kept = [f for f in protocol._request_futures.values() if f.done()]
+    assert len(kept) >= 3, (
+        "pygls no longer keeps a future per handled notification: remove the _execute_handler "
+        "workaround in pi_lsp/daemon/pygls_protocol.py (and this test)"
+    )
