@@ -117,15 +117,37 @@ def test_end_all_with_nothing_to_do_is_quick() -> None:
     assert time.monotonic() - start < 1.0
 
 
+def test_leaving_without_having_started_a_process_reads_no_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 12: ending a session that ran no command scanned every process of the machine, twice
+    from pi_lsp.tools.shell import processes
+
+    def forbidden(*_args: object) -> None:
+        raise AssertionError("a process was looked up although none was ever started")
+
+    for name in ("iter_processes", "descendants", "proc_info", "is_child_subreaper"):
+        monkeypatch.setattr(processes, name, forbidden)
+    registry = ProcessRegistry(kill_grace_seconds=0.1)
+    assert registry.started is False
+    registry.end_all_blocking(include_children=True)
+    import asyncio
+
+    asyncio.run(registry.end_all(include_children=True))
+
+
 _SUBREAPER_SCRIPT = textwrap.dedent(
     """
     import json, os, subprocess, time
+    from pi_lsp.tools.shell import processes
     from pi_lsp.tools.shell.processes import ProcessRegistry, become_child_subreaper, proc_info
     from pi_lsp.tools.shell.processes import is_child_subreaper
     ok = not is_child_subreaper() and become_child_subreaper() and is_child_subreaper()
     registry = ProcessRegistry(kill_grace_seconds=0.3)
     # a double fork with a cleared environment: found only because it is adopted by us
-    subprocess.run(["/bin/bash", "-c", "(setsid env -i /bin/sleep 30 & echo $! > pid)"], check=True)
+    subprocess.run(["/bin/bash", "-c", "(setsid env -i /bin/sleep 30 & echo $! > pid)"], check=True,
+                   env=registry.spawn_env())
+    def whole_machine_scan():
+        raise AssertionError("a subreaper scanned every process of the machine")
+    processes.iter_processes = whole_machine_scan  # only our own subtree may be read
     time.sleep(0.2)
     pid = int(open("pid").read())
     adopted_by_us = proc_info(pid).ppid == os.getpid()
@@ -137,7 +159,7 @@ _SUBREAPER_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreaper is Linux-only")
-def test_subreaper_adopts_kills_and_reaps_orphans(tmp_path: Path) -> None:
+def test_subreaper_adopts_kills_and_reaps_orphans_reading_only_its_subtree(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-c", _SUBREAPER_SCRIPT], cwd=tmp_path, capture_output=True, text=True,
