@@ -45,6 +45,9 @@ from pi_lsp.llm.types import ToolCall, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 
+ANSWER_AFTER_ABORT_SECONDS = 3.0
+"""How long, beyond the kill grace, the end of a session waits for aborted tool calls to answer."""
+
 
 class PiLanguageServer(LanguageServer):
     """The pygls server plus the session state the handlers share.
@@ -67,9 +70,11 @@ class PiLanguageServer(LanguageServer):
         self.settings = Settings()
         self.folders: list[Path] = []
         self.tool_signals: dict[Any, AbortSignal] = {}
+        self._tool_tasks: dict[Any, asyncio.Task[Any]] = {}
         self.external_ids: set[Any] = set()
         self.exit_code: int | None = None
         self.exit_requested = asyncio.Event()
+        self._retiring: set[asyncio.Task[None]] = set()
         self._init_options: dict[str, Any] = {}
         self._settings_problems: list[str] = []
         self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
@@ -95,8 +100,11 @@ class PiLanguageServer(LanguageServer):
         (and for ``pi/abort {sessionId: "external"}`` when ``external``)."""
         msg_id = self.protocol.msg_id
         signal = AbortSignal()
+        task = asyncio.current_task()
         if msg_id is not None:
             self.tool_signals[msg_id] = signal
+            if task is not None:
+                self._tool_tasks[msg_id] = task
             if external:
                 self.external_ids.add(msg_id)
         try:
@@ -104,6 +112,7 @@ class PiLanguageServer(LanguageServer):
         finally:
             if msg_id is not None:
                 self.tool_signals.pop(msg_id, None)
+                self._tool_tasks.pop(msg_id, None)
                 self.external_ids.discard(msg_id)
 
     def abort_external(self) -> int:
@@ -114,14 +123,34 @@ class PiLanguageServer(LanguageServer):
         return len(signals)
 
     async def end_session(self) -> None:
-        """Abort running tool calls, end process groups, remove the temp folder and the private
-        socket. Idempotent."""
+        """Abort running tool calls and let them answer (``Operation aborted``; bounded by the
+        kill grace plus :data:`ANSWER_AFTER_ABORT_SECONDS`), end process groups, remove the temp
+        folder and the private socket. Idempotent."""
         for signal in list(self.tool_signals.values()):
             signal.abort("the session ended")
+        running = [t for t in self._tool_tasks.values() if t is not asyncio.current_task() and not t.done()]
+        if running:
+            grace = self.host.env.settings.bash_kill_grace_seconds if self.host is not None else 0.0
+            await asyncio.wait(running, timeout=grace + ANSWER_AFTER_ABORT_SECONDS)
         await self.external.close()
         self.events.close()
         if self.host is not None:
             await self.host.close()
+        if self._retiring:
+            await asyncio.gather(*self._retiring, return_exceptions=True)
+
+    def retire_host(self) -> None:
+        """A second ``initialize`` replaces the session: abort the old session's running tool
+        calls and end its processes and temp folder (in the background; :meth:`end_session`
+        waits for it)."""
+        old, self.host = self.host, None
+        if old is None:
+            return
+        for signal in list(self.tool_signals.values()):
+            signal.abort("the session was initialized again")
+        task = asyncio.ensure_future(old.close())
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
 
     def _list_tools(self) -> dict[str, Any]:
         pipeline = self.require_host().pipeline
@@ -296,6 +325,7 @@ def create_server() -> PiLanguageServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
+        ls.retire_host()  # a second initialize must not leak the first session (issue 12)
         ls.folders = _initial_folders(params)
         encoding = ls.protocol.workspace.position_encoding or "utf-16"
         ls.features = ClientFeatures.from_initialize(params, encoding)

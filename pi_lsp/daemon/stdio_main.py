@@ -9,8 +9,11 @@ The transport reads LSP base-protocol frames in a daemon thread (a blocked read 
 process alive) and answers what pygls would drop, per JSON-RPC 2.0: a body that is not JSON gets
 ParseError (-32700, id null); a message that is not a request, notification or response gets
 InvalidRequest (-32600); a request whose params do not fit the LSP type gets InvalidParams
-(-32602). The daemon keeps running after each. It stops on ``exit`` or when stdin closes, then
-ends the session (process groups, temp folder).
+(-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
+SIGTERM, SIGHUP or SIGINT (editors stop servers with SIGTERM; Ctrl-C in a terminal), then ends the
+session (process groups, temp folder) and exits (a signal gives status 128 + its number, and no
+traceback). At start it cleans what killed pi-lsp processes left
+(:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 A ``Content-Length`` header whose value is not a non-negative decimal integer, or is over
 :data:`MAX_FRAME_BYTES`, leaves no way to find the next frame: the daemon answers ParseError
@@ -25,6 +28,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 from typing import Any, BinaryIO
@@ -46,6 +50,9 @@ MAX_FRAME_BYTES = 1 << 30
 
 _CONTENT_LENGTH = re.compile(rb"content-length:(.*)$", re.IGNORECASE)
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+"""Signals that end the daemon cleanly: abort tool calls, end process groups, remove the temp folder."""
+
 
 class BadFrame:
     """What the stdin thread queues when a frame's length is unusable: ``message`` says why."""
@@ -66,7 +73,15 @@ _COMMANDS = "Run `pi-lsp exec --help`, `pi-lsp mcp --help`, `pi-lsp demo --help`
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the daemon on stdio; return its exit code (0 after ``shutdown`` + ``exit``, else 1)."""
+    """Run the daemon on stdio; return its exit code (0 after ``shutdown`` + ``exit``, 128 + the
+    signal's number after one of :data:`STOP_SIGNALS`, else 1)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting, or after the session was already ended
+        return 128 + signal.SIGINT
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="pi-lsp",
         usage=_USAGE,
@@ -83,12 +98,33 @@ def main(argv: list[str] | None = None) -> int:
     proto_in, proto_out = _claim_stdio()
 
     from pi_lsp.daemon.server import create_server
+    from pi_lsp.tools.leftovers import clean_leftovers
     from pi_lsp.tools.shell.processes import become_child_subreaper
 
     become_child_subreaper()
+    clean_leftovers()
     server = create_server()
     logger.info("pi-lsp %s serving on stdio (pid %d)", __version__, os.getpid())
-    return asyncio.run(serve(server, proto_in, proto_out))
+    return asyncio.run(serve_until_signal(server, proto_in, proto_out))
+
+
+async def serve_until_signal(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
+    """:func:`serve`, ended cleanly by any of :data:`STOP_SIGNALS` (exit code 128 + signal)."""
+    loop = asyncio.get_running_loop()
+
+    def stop(signum: int) -> None:
+        logger.info("%s received: ending the session", signal.Signals(signum).name)
+        server.request_exit(128 + signum)
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        code = await serve(server, reader, writer)
+        await _finish_other_tasks()
+        return code
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
 
 
 def _setup_logging(log_file: str | None, verbose: bool) -> None:
@@ -150,6 +186,15 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
         await server.end_session()
     code = server.exit_code
     return code if code is not None else (0 if server.protocol._shutdown else 1)
+
+
+async def _finish_other_tasks() -> None:
+    """Cancel the handlers still running once the session ended and collect their outcome, so
+    that leaving the event loop reports nothing (their errors were answered or logged already)."""
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 def _read_frames(

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from pi_lsp.daemon.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.session_temp import create_session_temp, remove_session_temp
 from pi_lsp.tools.shell.processes import ProcessRegistry
 
 logger = logging.getLogger(__name__)
@@ -54,7 +53,7 @@ class ToolHost:
     ) -> None:
         self.connection = connection
         self.store = DocumentStore()
-        self.temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-"))
+        self.temp_dir = create_session_temp()
         self.processes = ProcessRegistry()
         self.editor_settings = _editor_settings(settings)
         self.files = EditorFileAccess(self.store, connection, self.editor_settings, LocalFileAccess())
@@ -127,7 +126,7 @@ class ToolHost:
             await self.processes.end_all(include_children=True)
         except Exception:
             logger.exception("could not end the session's processes")
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        remove_session_temp(self.temp_dir)
 
     def close_blocking(self) -> None:
         """:meth:`close` for when no event loop runs any more (interpreter exit)."""
@@ -138,7 +137,7 @@ class ToolHost:
             self.processes.end_all_blocking(include_children=True)
         except Exception:
             logger.exception("could not end the session's processes")
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        remove_session_temp(self.temp_dir)
 
 
 def _editor_settings(settings: Settings) -> EditorSettings:

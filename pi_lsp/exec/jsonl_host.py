@@ -18,8 +18,9 @@ answer is flushed as soon as it is written.
 
 At end of input it finishes the running line, ends every process group the tools started (it is a
 child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
-(bash spill files) and exits 0. SIGINT/SIGTERM abort the running line (its calls still get their
-``Operation aborted`` results), then the same clean-up, exit status 130/143.
+(bash spill files) and exits 0. SIGINT/SIGTERM/SIGHUP abort the running line (its calls still get
+their ``Operation aborted`` results), then the same clean-up, exit status 130/143/129. At start it
+cleans what killed pi-lsp processes left (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 ``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
 every registered tool). ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
@@ -38,10 +39,8 @@ import gc
 import json
 import logging
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -53,11 +52,15 @@ from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.leftovers import clean_leftovers
+from pi_lsp.tools.session_temp import create_session_temp, remove_session_temp
 from pi_lsp.tools.shell.processes import ProcessRegistry, become_child_subreaper
 
 logger = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 1 << 16
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Signals that abort the running line and end the session cleanly (exit status 128 + signal)."""
 NOT_A_CALL = (
     'Invalid input line: expected {"toolCall": {"id", "name", "arguments"}}, a bare tool call '
     '{"id", "name", "arguments"} or {"toolCalls": [...], "stopReason": ...}'
@@ -226,8 +229,6 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     """
     loop = asyncio.get_running_loop()
     subreaper = become_child_subreaper()
-    temp_dir = Path(tempfile.mkdtemp(prefix="pi-lsp-exec-"))
-    processes = ProcessRegistry()
     stopped: list[int] = []
     status = 0
     session = AbortSignal()
@@ -236,8 +237,10 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
         stopped.append(signum)
         session.abort(f"signal {signum}")
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
+    temp_dir = create_session_temp("pi-lsp-exec-")
+    processes = ProcessRegistry()
     try:
         env = ToolEnvironment(
             cwd=cwd, files=LocalFileAccess(), temp_dir=temp_dir, workspace_folders=[cwd], processes=processes
@@ -264,10 +267,10 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
                 status = 1
                 break
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         await processes.end_all(include_children=subreaper)
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        remove_session_temp(temp_dir)
     return 128 + stopped[0] if stopped else status
 
 
@@ -285,8 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     # Everything imported so far lives until exit: keep it out of every garbage collection,
     # including the full one at interpreter exit (about a fifth of a short run's CPU time).
     gc.freeze()
+    clean_leftovers()
     try:
         return asyncio.run(serve(cwd, options.tools, options.approvals))
+    except KeyboardInterrupt:  # Ctrl-C before the handlers were installed or after they were removed
+        return 128 + signal.SIGINT
     except SystemExit as exc:
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
