@@ -28,7 +28,7 @@ _PROC = Path("/proc")
 def boot_id() -> str | None:
     """This boot's id (``/proc/sys/kernel/random/boot_id``), ``None`` where unknown."""
     try:
-        return (_PROC / "sys" / "kernel" / "random" / "boot_id").read_text(encoding="ascii").strip() or None
+        return (_PROC / "sys" / "kernel" / "random" / "boot_id").read_bytes().decode().strip() or None
     except OSError:
         return None
 

@@ -35,7 +35,7 @@ def create_session_temp(prefix: str = PREFIX, root: Path | None = None) -> Path:
     """Make a private (mode 0700) session temp folder in ``root`` (default: the system temp
     directory) and record this process as its owner. Raises :class:`OSError` when it cannot."""
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=None if root is None else str(root)))
-    record = json.dumps(current_identity()).encode("ascii")
+    record = json.dumps(current_identity()).encode()
     fd = os.open(folder / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, record)

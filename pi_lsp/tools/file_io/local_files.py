@@ -20,7 +20,8 @@ from pathlib import Path
 
 from pi_lsp.agent.tool import ToolContext
 from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
-from pi_lsp.tools.file_io.os_errors import node_error
+from pi_lsp.tools.file_io.in_place_write import pending_writes_waiting, recover_pending_writes
+from pi_lsp.tools.file_io.os_errors import access_denied, node_error
 from pi_lsp.tools.file_io.regular_files import read_regular_file, refuse_special
 from pi_lsp.tools.file_io.safe_write import write_file_safely
 
@@ -33,7 +34,7 @@ def _access(path: Path, write: bool) -> None:
     os.stat(path)  # ENOENT, ENOTDIR, ELOOP, EACCES on a parent, with errno and filename
     mode = os.R_OK | (os.W_OK if write else 0)
     if not os.access(path, mode):
-        raise node_error("EACCES", path)
+        raise access_denied(path, write=write)
 
 
 def _stat_file(path: Path) -> os.stat_result:
@@ -55,7 +56,8 @@ class LocalFileAccess:
     - :meth:`access` works like Node's ``fs.access``: ``ENOENT``/``ENOTDIR``/``ELOOP`` from the
       lookup, ``EACCES`` when the mode is not granted (root is granted everything, as in Node); a
       directory passes (reading it then fails with ``EISDIR``).
-    - :meth:`read` returns the raw bytes; a directory raises ``EISDIR``, a symlink loop ``ELOOP``;
+    - :meth:`read` returns the raw bytes (after finishing an in-place write of that file that a
+      killed process left, :mod:`~pi_lsp.tools.file_io.in_place_write`); a directory raises ``EISDIR``, a symlink loop ``ELOOP``;
       a device, FIFO or socket raises :class:`~pi_lsp.tools.file_io.regular_files.NotRegularFileError`
       (a ``ToolError``) without being opened.
     - :meth:`write` creates parent directories and replaces the content safely (see
@@ -71,6 +73,8 @@ class LocalFileAccess:
     async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
         """The bytes of ``path`` on disk as a :class:`FileSnapshot` (``source="disk"``)."""
         info = _stat_file(path)
+        if pending_writes_waiting():  # a killed process may have left this file half written
+            await asyncio.to_thread(recover_pending_writes, os.path.realpath(path))
         if stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES:
             return _read(path)
         return await asyncio.to_thread(_read, path)

@@ -110,6 +110,19 @@ def node_style_message(exc: OSError, syscall: str, path: str | Path | None = Non
     return message
 
 
+def access_denied(path: str | Path, *, write: bool) -> OSError:
+    """The error ``access(2)`` gives for ``path`` when :func:`os.access` said no (Python hides
+    the errno): ``EROFS`` when write access was asked on a read-only filesystem (Node and so Pi
+    say ``EROFS: read-only file system``), else ``EACCES``."""
+    if write:
+        try:
+            if os.statvfs(path).f_flag & os.ST_RDONLY:
+                return node_error("EROFS", path)
+        except (OSError, AttributeError):
+            pass
+    return node_error("EACCES", path)
+
+
 def node_error(code: str, path: str | Path | None = None) -> OSError:
     """Build an :class:`OSError` for ``code`` (``"EISDIR"``) with ``errno`` and ``filename`` set,
     for FileAccess implementations that detect a condition themselves (a directory given as a
