@@ -335,7 +335,7 @@ def _recover_in(folder: Path, target: str | None) -> list[str]:
                 continue
             journal.remove()
             handled.append(str(record.get("target")))
-        elif target is None:
+        else:
             _sweep_orphan(folder, name)
     return handled
 
