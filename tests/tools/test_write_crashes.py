@@ -137,3 +137,8 @@ async def test_a_read_only_filesystem_is_erofs_in_nodes_words(read_only_mount: P
     assert node_style_message(caught.value, "access") == f"EROFS: read-only file system, access '{existing}'"
     await LocalFileAccess().access(existing)  # reading is fine
     assert existing.read_text() == "keep me\n"
+    # a deliberate difference (docs/differences.md): Node's recursive mkdir says ENOENT here
+    with pytest.raises(OSError) as caught:
+        write_file_safely(read_only_mount / "sub" / "deeper" / "new.txt", b"x")
+    message = node_style_message(caught.value, "open")
+    assert message == f"EROFS: read-only file system, mkdir '{read_only_mount / 'sub'}'"

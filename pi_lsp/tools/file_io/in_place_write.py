@@ -30,7 +30,7 @@ place without a record, as Node would.
 
 The folder is ``$PI_LSP_STATE_DIR/pending-writes`` when that variable is set, else
 ``$XDG_STATE_HOME/pi-lsp/pending-writes`` (default ``~/.local/state``). When it cannot be created
-(a home folder the process may not write), ``pi-lsp-pending-writes-UID`` in the system temp
+(a home folder the process may not write), ``pi-lsp.pending-writes.UID`` in the system temp
 directory is used instead (private to the user; it survives a killed process, not always a reboot).
 If neither can be used, the in-place write fails with that error before the target is touched.
 """
@@ -75,7 +75,7 @@ def fallback_pending_writes_dir() -> Path:
     """Where records go when :func:`pending_writes_dir` cannot be created: the system temp
     directory, one folder per user."""
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"pi-lsp-pending-writes-{uid}"
+    return Path(tempfile.gettempdir()) / f"pi-lsp.pending-writes.{uid}"
 
 
 def _record_dirs() -> list[Path]:
