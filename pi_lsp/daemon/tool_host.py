@@ -53,8 +53,8 @@ class ToolHost:
     ) -> None:
         self.connection = connection
         self.store = DocumentStore()
-        self.temp_dir = create_session_temp()
         self.processes = ProcessRegistry()
+        self.temp_dir = create_session_temp(process_tag=self.processes.token)
         self.editor_settings = _editor_settings(settings)
         self.files = EditorFileAccess(self.store, connection, self.editor_settings, LocalFileAccess())
         cwd = Path(folders[0]) if folders else Path.cwd()

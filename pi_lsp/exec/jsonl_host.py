@@ -239,8 +239,8 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
 
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
-    temp_dir = create_session_temp("pi-lsp-exec-")
     processes = ProcessRegistry()
+    temp_dir = create_session_temp("pi-lsp-exec-", process_tag=processes.token)
     try:
         env = ToolEnvironment(
             cwd=cwd, files=LocalFileAccess(), temp_dir=temp_dir, workspace_folders=[cwd], processes=processes

@@ -6,6 +6,10 @@ it, except SIGKILL (and power loss), after which nothing can run. So the folder 
 :data:`OWNER_FILE`, the :mod:`~pi_lsp.tools.process_identity` of its owner, and the next start of
 any pi-lsp process removes the folders whose owner is gone (issue 12).
 
+The record also holds the session's process tag (:data:`~pi_lsp.tools.shell.processes.TAG_VARIABLE`):
+the processes a killed session's tools started, which carry it in their environment, are ended
+when its folder is swept (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
+
 Only folders of the current user that carry a readable owner record are ever removed: a folder
 without one (being created right now, or made by an older pi-lsp) is left alone.
 """
@@ -18,6 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from pi_lsp.tools.process_identity import current_identity, owner_alive
@@ -28,14 +33,26 @@ PREFIX = "pi-lsp-"
 """Every session temp folder's name starts with this (``pi-lsp-exec-`` included)."""
 
 OWNER_FILE = ".owner.json"
-"""The owner record inside a session temp folder: ``{"pid", "start", "boot"}``."""
+"""The owner record inside a session temp folder: ``{"pid", "start", "boot", "processTag"?}``."""
 
 
-def create_session_temp(prefix: str = PREFIX, root: Path | None = None) -> Path:
+@dataclass(frozen=True)
+class StaleSession:
+    """A swept folder and the process tag its session gave the processes it started (or ``None``)."""
+
+    folder: Path
+    process_tag: str | None
+
+
+def create_session_temp(prefix: str = PREFIX, root: Path | None = None, process_tag: str | None = None) -> Path:
     """Make a private (mode 0700) session temp folder in ``root`` (default: the system temp
-    directory) and record this process as its owner. Raises :class:`OSError` when it cannot."""
+    directory) and record this process as its owner, with the session's ``process_tag``. Raises
+    :class:`OSError` when it cannot."""
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=None if root is None else str(root)))
-    record = json.dumps(current_identity()).encode()
+    owner: dict[str, object] = dict(current_identity())
+    if process_tag is not None:
+        owner["processTag"] = process_tag
+    record = json.dumps(owner).encode()
     fd = os.open(folder / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, record)
@@ -65,7 +82,7 @@ def _owner_of(folder: Path) -> object | None:
         return None
 
 
-def sweep_stale_session_temps(root: Path | None = None) -> list[Path]:
+def sweep_stale_session_temps(root: Path | None = None) -> list[StaleSession]:
     """Remove the session temp folders in ``root`` (default: the system temp directory) whose
     owner process is gone; return them. Never raises (a folder that cannot be judged is kept)."""
     base = Path(root) if root is not None else Path(tempfile.gettempdir())
@@ -74,7 +91,7 @@ def sweep_stale_session_temps(root: Path | None = None) -> list[Path]:
     except OSError:
         return []
     uid = os.getuid() if hasattr(os, "getuid") else None
-    removed: list[Path] = []
+    removed: list[StaleSession] = []
     for name in names:
         folder = base / name
         try:
@@ -88,7 +105,8 @@ def sweep_stale_session_temps(root: Path | None = None) -> list[Path]:
             continue
         shutil.rmtree(folder, ignore_errors=True)
         if not folder.exists():
-            removed.append(folder)
+            tag = owner.get("processTag") if isinstance(owner, dict) else None
+            removed.append(StaleSession(folder, tag if isinstance(tag, str) and tag else None))
     if removed:
         logger.info("removed %d temp folder(s) left by pi-lsp processes that were killed", len(removed))
     return removed

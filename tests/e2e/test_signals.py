@@ -4,7 +4,8 @@ The daemon (``python -m pi_lsp``, raw LSP frames) and ``pi-lsp exec`` each run a
 leaves a background job, a daemonised grandchild (``setsid``, a new session) and a running
 foreground ``sleep``; each sleep has a unique duration, its marker in ``argv``. Then the process is
 ended by a signal: nothing with a marker may be left, no ``pi-lsp-*`` temp folder, no traceback.
-After SIGKILL nothing can run, so the next start must remove the temp folder the killed one left.
+After SIGKILL nothing can run, so the next start must remove the temp folder the killed one left
+and end the processes its tools started.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def test_a_signal_ends_every_process_and_removes_the_temp_folder(
 
 
 @pytest.mark.parametrize("face", ["daemon", "exec"])
-def test_the_next_start_removes_the_temp_folder_of_a_killed_process(face: str, tmp_path: Path) -> None:
+def test_the_next_start_cleans_up_after_a_killed_process(face: str, tmp_path: Path) -> None:
     tmpdir = server_tmp(tmp_path)
     markers = _markers()
     stranger = tmpdir / "pi-lsp-without-owner-record"  # an older pi-lsp's, or one being created
@@ -157,6 +158,7 @@ def test_the_next_start_removes_the_temp_folder_of_a_killed_process(face: str, t
         first.kill()
         first.wait()
         assert killed_folder.exists()  # SIGKILL: nothing could run
+        assert all(pids_with_argument(m) for m in markers)
         second = _start(face, tmp_path, tmpdir, subprocess.DEVNULL)  # type: ignore[arg-type]
         _run_command(face, second, tmp_path, "echo second")
         _wait_for(lambda: not killed_folder.exists(), "the stale folder to go")
@@ -164,6 +166,7 @@ def test_the_next_start_removes_the_temp_folder_of_a_killed_process(face: str, t
         live = [f for f in _session_folders(tmpdir) if f != stranger]
         assert len(live) == 1 and live[0] != killed_folder and second.poll() is None
         assert stranger.exists()  # no owner record: never judged, never removed
+        _wait_for(lambda: not any(pids_with_argument(m) for m in markers), "the killed session's processes to end")
     finally:
         first.kill()
         first.wait()

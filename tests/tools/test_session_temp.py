@@ -52,7 +52,7 @@ def test_only_folders_whose_owner_is_gone_are_removed(tmp_path: Path) -> None:
     unrelated = _folder(tmp_path, "other-tool-1", {**me, "start": me["start"] + 1})
     target = _folder(tmp_path, "target", None)
     (tmp_path / "pi-lsp-link").symlink_to(target)  # a symlink is never followed or removed
-    removed = sweep_stale_session_temps(tmp_path)
+    removed = [stale.folder for stale in sweep_stale_session_temps(tmp_path)]
     assert sorted(removed) == sorted([ended, reused, rebooted])
     assert not any(path.exists() for path in removed)
     for kept in (mine, unrecorded, garbled, unrelated, target, tmp_path / "pi-lsp-link"):
@@ -65,6 +65,14 @@ def test_another_users_folder_is_never_touched(tmp_path: Path) -> None:
     os.chown(theirs, 65534, 65534)
     assert sweep_stale_session_temps(tmp_path) == []
     assert theirs.exists()
+
+
+def test_the_sweep_returns_the_process_tag_of_each_removed_session(tmp_path: Path) -> None:
+    gone = {"pid": 2**22 + 11, "start": 5, "boot": None}
+    _folder(tmp_path, "pi-lsp-tagged", {**gone, "processTag": "0123abcd"})
+    _folder(tmp_path, "pi-lsp-untagged", gone)
+    found = {stale.folder.name: stale.process_tag for stale in sweep_stale_session_temps(tmp_path)}
+    assert found == {"pi-lsp-tagged": "0123abcd", "pi-lsp-untagged": None}
 
 
 def test_malformed_identities_count_as_alive() -> None:

@@ -233,6 +233,28 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
+def end_tagged_processes(tokens: list[str], grace: float = 0.5) -> list[int]:
+    """End every process (not this one) whose environment carries one of the registry tags
+    ``tokens`` (sessions that were killed: their registries cannot end them any more): SIGTERM,
+    up to ``grace`` seconds, SIGKILL. One scan of ``/proc``. Returns the pids signalled."""
+    markers = [f"{TAG_VARIABLE}={token}\0".encode() for token in tokens]
+    me = os.getpid()
+    pids = [
+        p.pid for p in iter_processes()
+        if p.pid != me and p.state != "Z" and any(_has_tag(p.pid, marker) for marker in markers)
+    ]
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        for pid in pids:
+            _signal_pid(pid, sig)
+    deadline = time.monotonic() + grace
+    while any(is_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(_POLL_SECONDS)
+    for pid in pids:
+        if is_alive(pid):
+            _signal_pid(pid, signal.SIGKILL)
+    return pids
+
+
 class ProcessRegistry:
     """Every process group started by the tools of one session, and their end.
 
