@@ -156,9 +156,9 @@ def _write_by_rename(real: str, data: bytes, info: os.stat_result | None) -> Non
                     pass  # not allowed to give the file away: keep our own ownership
                 os.fchmod(fd, stat.S_IMODE(info.st_mode))
             os.fsync(fd)
+            os.replace(temp, real)
         finally:
-            os.close(fd)
-        os.replace(temp, real)
+            os.close(fd)  # only now: the lock keeps a sweep away from the temp file until renamed
     except BaseException:
         try:
             os.unlink(temp)
