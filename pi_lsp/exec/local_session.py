@@ -10,8 +10,6 @@ answer wherever the policy would ask; deny rules and protected paths apply eithe
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from pi_lsp.policy.approvals import ApprovalPolicy
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.session_temp import create_session_temp, remove_session_temp
 from pi_lsp.tools.shell.processes import ProcessRegistry
 
 
@@ -55,8 +54,9 @@ class LocalToolSession:
         reason: str,
         temp_prefix: str = "pi-lsp-exec-",
     ) -> None:
-        self.temp_dir = Path(tempfile.mkdtemp(prefix=temp_prefix))
         self.processes = ProcessRegistry()
+        # with its owner and process tag: swept, and its processes ended, at the next start after a kill
+        self.temp_dir = create_session_temp(temp_prefix, process_tag=self.processes.token)
         self.env = ToolEnvironment(
             cwd=cwd, files=LocalFileAccess(), temp_dir=self.temp_dir, workspace_folders=[cwd],
             processes=self.processes,
@@ -65,7 +65,7 @@ class LocalToolSession:
         try:
             self.pipeline = ToolPipeline(tools, active=active_names(tools_spec, [t.name for t in tools]))
         except UnknownTools:
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            remove_session_temp(self.temp_dir)
             raise
         self.policy = ApprovalPolicy(self.env, [t.name for t in tools], journal=journal, unavailable_reason=reason)
         self.policy.configure(fallback="allow" if approvals == "allow" else "deny")
@@ -75,4 +75,4 @@ class LocalToolSession:
         """End every process group the tools started (and, as a child subreaper, orphans) and
         remove the temp folder. Idempotent."""
         await self.processes.end_all(include_children=include_children)
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        remove_session_temp(self.temp_dir)
