@@ -162,6 +162,13 @@ Returns immediately."
   (and (cl-some #'pi-lsp-running pi-lsp--connections) t))
 
 ;;;###autoload
+(defun pi-lsp-update-settings ()
+  "Tell every running pi-lsp that `pi-lsp-settings' changed (it pulls them again)."
+  (interactive)
+  (dolist (conn pi-lsp--connections)
+    (jsonrpc-notify conn :workspace/didChangeConfiguration (list :settings nil))))
+
+;;;###autoload
 (defun pi-lsp-show-transcript ()
   "Show the `*pi-lsp*' transcript."
   (interactive)

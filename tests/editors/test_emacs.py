@@ -10,10 +10,15 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.editors.editor_support import (
+    EDITOR_TIMEOUT_SECONDS,
     EMACS_DIR,
     SESSIONS,
     Replay,
@@ -58,3 +63,90 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path) -> None:
     assert "- my unsaved note" in (ws / "CHANGELOG.md").read_text(encoding="utf-8")
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
     print(f"emacs batch scenario: {time.monotonic() - started:.1f} s")
+
+
+class Tmux:
+    """One ``emacs -nw`` in a private tmux server (its own socket): the screen as text, keys typed."""
+
+    def __init__(self, tmp_path: Path, argv: list[str], *, cwd: Path, env: dict[str, str]) -> None:
+        self.tmux = require_program("tmux", "tmux")
+        self.socket = str(tmp_path / "tmux.sock")
+        env = dict(env, TERM="xterm-256color")
+        command = " ".join(shlex.quote(part) for part in ["cd", str(cwd)]) + " && exec " + shlex.join(argv)
+        subprocess.run([self.tmux, "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", "110", "-y", "45",
+                        "-s", "pi", command], env=env, check=True, timeout=30)
+
+    def screen(self) -> str:
+        """The visible screen, one line per row."""
+        done = subprocess.run([self.tmux, "-S", self.socket, "capture-pane", "-p", "-t", "pi"],
+                              capture_output=True, text=True, timeout=30)
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([self.tmux, "-S", self.socket, "send-keys", "-t", "pi", *keys], check=True, timeout=30)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, seconds: float = 60) -> str:
+        """Poll the screen until ``predicate(screen)``; fail with the last screen after ``seconds``."""
+        deadline = time.monotonic() + seconds
+        screen = self.screen()
+        while not predicate(screen):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {what}:\n{screen}")
+            time.sleep(0.1)
+            screen = self.screen()
+        return screen
+
+    def close(self) -> None:
+        subprocess.run([self.tmux, "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+PROMPT_MARK = "(no default; C-g: Deny)"
+
+
+def test_approvals_in_a_terminal(tmp_path: Path) -> None:
+    """A person at ``emacs -nw``: C-g denies at once, "Allow once" runs the command, and a question
+    the server stops waiting for closes by itself; the transcript says what happened."""
+    emacs = require_program("emacs", "emacs-nox")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "notes.txt").write_text("notes\n", encoding="utf-8")
+    for folder in ("build", "build2"):
+        (ws / folder).mkdir()
+        (ws / folder / "out.o").write_text("x", encoding="utf-8")
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "emacs_approvals.jsonl")
+    started = time.monotonic()
+    env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                     PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+    tty = Tmux(tmp_path, ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "-nw", "-Q", "-l",
+                          str(EMACS_DIR / "tests" / "pi-lsp-tty-test.el")], cwd=ws, env=env)
+    try:
+        # question 1: C-g
+        screen = tty.wait_for(lambda s: PROMPT_MARK in s, "the first approval prompt")
+        assert "Run bash: rm -rf build" in screen and "pi:waiting for you" in screen, screen
+        tty.keys("C-g")
+        screen = tty.wait_for(lambda s: "you denied it" in s, "the denial in the transcript")
+        # question 2: typed answer
+        screen = tty.wait_for(lambda s: PROMPT_MARK in s, "the second approval prompt")
+        tty.keys("Allow once", "Enter")
+        tty.wait_for(lambda s: "you allowed it once" in s, "the allowance in the transcript")
+        # question 3 (prompt 2, 2 s timeout): nobody answers; the prompt closes by itself
+        tty.wait_for(lambda s: "rm -rf build2" in s and PROMPT_MARK in s, "the third approval prompt")
+        screen = tty.wait_for(lambda s: "Approval timed out after 2 s: denied" in s and PROMPT_MARK not in s,
+                              "the withdrawn prompt closed")
+        for _ in range(600):
+            if result.exists():
+                break
+            time.sleep(0.1)
+        final = tty.screen()
+        data = json.loads(result.read_text(encoding="utf-8")) if result.exists() else {}
+    finally:
+        tty.close()
+        replay.stop()
+    assert_passed(0, data, final, replay)
+    assert not (ws / "build").exists() and (ws / "build2").exists()
+    assert PROMPT_MARK not in final and "pi:waiting for you" not in final, final
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    print(f"emacs tty approvals: {time.monotonic() - started:.1f} s\n{final}")
