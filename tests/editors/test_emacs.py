@@ -11,11 +11,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.editors.editor_support import (
     EDITOR_TIMEOUT_SECONDS,
@@ -43,8 +47,22 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path) -> None:
-    emacs = require_program("emacs", "emacs-nox")
+def _require(name: str, package: str) -> str:
+    """``require_program``, except that under CI=true a missing program fails the test."""
+    if os.environ.get("CI") == "true" and shutil.which(name) is None:
+        pytest.fail(f"{name} is missing under CI=true; .ci/run installs it (apt-get install {package})")
+    return require_program(name, package)
+
+
+@pytest.mark.parametrize("with_eglot", [False, True], ids=["alone", "beside-eglot-pylsp"])
+def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path, with_eglot: bool) -> None:
+    """The scenario alone, and with eglot running python-lsp-server for greet.py all along: pi-lsp.el
+    must neither need eglot nor disturb it."""
+    emacs = _require("emacs", "emacs-nox")
+    extra = {}
+    if with_eglot:
+        _require("pylsp", "python3-pylsp elpa-eglot")
+        extra["PI_TEST_EGLOT_SERVER"] = "pylsp"
     ws = _workspace(tmp_path)
     result = tmp_path / "result.json"
     make_shim(tmp_path / "bin")
@@ -52,7 +70,7 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path) -> None:
     started = time.monotonic()
     try:
         env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result), **extra)
         rc, data, output = run_editor(
             [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-test.el")], cwd=ws, env=env, result=result,
         )
@@ -62,14 +80,14 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path) -> None:
     assert (ws / "greet.py").read_text(encoding="utf-8").endswith('return "ciao"\n')
     assert "- my unsaved note" in (ws / "CHANGELOG.md").read_text(encoding="utf-8")
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
-    print(f"emacs batch scenario: {time.monotonic() - started:.1f} s")
+    print(f"emacs batch scenario ({'with' if with_eglot else 'without'} eglot): {time.monotonic() - started:.1f} s")
 
 
 class Tmux:
     """One ``emacs -nw`` in a private tmux server (its own socket): the screen as text, keys typed."""
 
     def __init__(self, tmp_path: Path, argv: list[str], *, cwd: Path, env: dict[str, str]) -> None:
-        self.tmux = require_program("tmux", "tmux")
+        self.tmux = _require("tmux", "tmux")
         self.socket = str(tmp_path / "tmux.sock")
         env = dict(env, TERM="xterm-256color")
         command = " ".join(shlex.quote(part) for part in ["cd", str(cwd)]) + " && exec " + shlex.join(argv)
@@ -106,7 +124,8 @@ PROMPT_MARK = "(no default; C-g: Deny)"
 def test_approvals_in_a_terminal(tmp_path: Path) -> None:
     """A person at ``emacs -nw``: C-g denies at once, "Allow once" runs the command, and a question
     the server stops waiting for closes by itself; the transcript says what happened."""
-    emacs = require_program("emacs", "emacs-nox")
+    emacs = _require("emacs", "emacs-nox")
+    _require("tmux", "tmux")
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".git").mkdir()

@@ -59,8 +59,9 @@
     (package-initialize)
     (require 'eglot)
     (setq eglot-sync-connect 60 eglot-connect-timeout 60)
+    (setq eglot-server-programs (list (cons 'python-mode (list program))))
     (with-current-buffer buffer
-      (eglot 'python-mode (project-current) 'eglot-lsp-server (list program) "python")
+      (call-interactively #'eglot)
       (t-wait 60 (lambda () (eglot-current-server))))))
 
 (defun t-main ()
