@@ -38,8 +38,9 @@
 (defvar-local pi-lsp--full-sync nil "Non-nil when the next didChange must send the whole text.")
 (defvar-local pi-lsp--before nil "(BEG END START-POSITION END-POSITION) from `before-change-functions'.")
 (defvar-local pi-lsp--has-cr nil "Non-nil when the buffer holds a carriage return.")
+(defvar-local pi-lsp--encoding "utf-32" "The document's position encoding: \"utf-32\" or \"utf-16\".")
 (dolist (var '(pi-lsp--connection pi-lsp--uri pi-lsp--version pi-lsp--changes pi-lsp--full-sync
-               pi-lsp--before pi-lsp--has-cr))
+               pi-lsp--before pi-lsp--has-cr pi-lsp--encoding))
   (put var 'permanent-local t))
 
 (defvar pi-lsp--dirty-buffers nil "Document buffers with pending changes.")
@@ -58,15 +59,15 @@
 
 (defun pi-lsp-position (point)
   "The LSP position (:line :character) of POINT in the current document buffer.
-Only for buffers without carriage returns (see the Commentary).  The column unit is the
-connection's encoding."
+Only for buffers without carriage returns (see the Commentary).  The column unit is
+`pi-lsp--encoding'."
   (save-restriction
     (widen)
     (save-excursion
       (goto-char point)
       (let* ((bol (line-beginning-position))
              (column (- point bol)))
-        (when (equal (pi-lsp-encoding pi-lsp--connection) "utf-16")
+        (when (equal pi-lsp--encoding "utf-16")
           (setq column (+ column (pi-lsp--utf16-extra bol point))))
         (list :line (1- (line-number-at-pos point t)) :character column)))))
 
@@ -84,7 +85,7 @@ last line is the end of the text; a column inside a surrogate pair rounds down."
       (goto-char (point-min))
       (let ((line (plist-get position :line))
             (units (plist-get position :character))
-            (utf16 (equal (pi-lsp-encoding pi-lsp--connection) "utf-16"))
+            (utf16 (equal pi-lsp--encoding "utf-16"))
             (past-end nil))
         (if pi-lsp--has-cr
             (dotimes (_ line) (unless past-end (setq past-end (not (pi-lsp--next-line-break)))))
@@ -120,11 +121,12 @@ last line is the end of the text; a column inside a surrogate pair rounds down."
 (defun pi-lsp--scan-cr ()
   "Set `pi-lsp--has-cr' from the buffer text."
   (setq pi-lsp--has-cr (save-restriction (widen) (save-excursion (goto-char (point-min))
-                                                                  (search-forward "\r" nil t) t))))
+                                                                  (and (search-forward "\r" nil t) t)))))
 
 (defun pi-lsp-document-open (conn)
   "Make the current buffer a document of CONN and send didOpen (version 0)."
   (setq pi-lsp--connection conn
+        pi-lsp--encoding (pi-lsp-encoding conn)
         pi-lsp--uri (pi-lsp-path-to-uri buffer-file-name)
         pi-lsp--version 0
         pi-lsp--changes nil

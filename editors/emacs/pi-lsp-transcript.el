@@ -161,6 +161,45 @@
   (let ((lines (split-string (string-trim-right text "\n+") "\n")))
     (mapconcat (lambda (line) (concat prefix (if face (propertize line 'face face) line) "\n")) lines "")))
 
+(defun pi-lsp--plist-p (value)
+  "Non-nil when VALUE is a JSON object as jsonrpc.el parses it (a plist with keyword keys)."
+  (and (consp value) (keywordp (car value))))
+
+(defun pi-lsp--readable (value indent)
+  "VALUE (parsed JSON) as readable lines at INDENT spaces: \"key: value\", multi-line
+strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-based)."
+  (let ((pad (make-string indent ?\s)))
+    (cond
+     ((pi-lsp--plist-p value)
+      (cl-loop for (key item) on value by #'cddr
+               concat (pi-lsp--readable-entry (substring (symbol-name key) 1) item indent)))
+     (t (concat pad (pi-lsp--scalar value) "\n")))))
+
+(defun pi-lsp--scalar (value)
+  "A JSON scalar VALUE as text (strings bare)."
+  (cond ((stringp value) value)
+        ((eq value :json-false) "false")
+        ((eq value t) "true")
+        ((null value) "null")
+        (t (pi-lsp--json value))))
+
+(defun pi-lsp--readable-entry (name item indent)
+  "One NAME: ITEM entry of `pi-lsp--readable' at INDENT."
+  (let ((pad (make-string indent ?\s)))
+    (cond
+     ((and (stringp item) (string-match-p "\n" item))
+      (concat pad (propertize (concat name ": |") 'face 'pi-lsp-detail) "\n"
+              (mapconcat (lambda (line) (concat pad "  " line "\n")) (split-string item "\n") "")))
+     ((pi-lsp--plist-p item)
+      (concat pad (propertize (concat name ":") 'face 'pi-lsp-detail) "\n" (pi-lsp--readable item (+ indent 2))))
+     ((and (vectorp item) (> (length item) 0))
+      (let ((n 0))
+        (mapconcat (lambda (element)
+                     (setq n (1+ n))
+                     (pi-lsp--readable-entry (format "%s[%d]" name n) element indent))
+                   item "")))
+     (t (concat pad (propertize (concat name ": ") 'face 'pi-lsp-detail) (pi-lsp--scalar item) "\n")))))
+
 (defun pi-lsp--diff-text (patch)
   "PATCH (a unified diff) indented, each line in its `diff-mode' face."
   (mapconcat (lambda (line)
@@ -190,7 +229,7 @@
         "    arguments:\n"
         (if (equal (pi-lsp--call-name call) "bash")
             (pi-lsp--indent (format "%s" (plist-get args :command)) "      $ ")
-          (pi-lsp--indent (pi-lsp--json args) "      " 'pi-lsp-detail))
+          (pi-lsp--readable args 6))
         (when-let ((patch (plist-get (plist-get result :details) :patch)))
           (concat "    diff:\n" (pi-lsp--diff-text patch)))
         (cond ((pi-lsp--call-done call)

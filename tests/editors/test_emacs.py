@@ -83,6 +83,20 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path, with_eglot: b
     print(f"emacs batch scenario ({'with' if with_eglot else 'without'} eglot): {time.monotonic() - started:.1f} s")
 
 
+def test_unit_positions_changes_edits_transcript(tmp_path: Path) -> None:
+    """ERT (no server): positions in UTF-16 and UTF-32, LSP line breaks, the incremental didChange
+    records replayed against the buffer, multi-range edits, a stale version refused, transcript lines."""
+    emacs = _require("emacs", "emacs-nox")
+    completed = subprocess.run(
+        ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "--batch", "-Q", "-L", str(EMACS_DIR), "-l", "ert",
+         "-l", str(EMACS_DIR / "tests" / "pi-lsp-unit-test.el"), "-f", "ert-run-tests-batch-and-exit"],
+        env=editor_env(tmp_path, shim_dir=None), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=EDITOR_TIMEOUT_SECONDS + 30,
+    )
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0 and "0 unexpected" in output, output[-6000:]
+
+
 class Tmux:
     """One ``emacs -nw`` in a private tmux server (its own socket): the screen as text, keys typed."""
 

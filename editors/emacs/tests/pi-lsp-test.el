@@ -121,6 +121,7 @@
                     "▾ edit CHANGELOG.md ✓\n"
                     "+- greet says héllo 👋\n"
                     "▾ edit closed.txt ✓"
+                    "    arguments:\n      path: CHANGELOG.md\n      edits[1]:\n        oldText: - first release\n        newText: |\n          - first release\n          - greet says héllo 👋\n"
                     "▸ bash echo tick-1; sleep 0.6; echo tick-2; sleep 0.6; echo tick-3 ✓\n"
                     "**Done**: greet says `héllo 👋`."
                     "■ done (stop)"))
