@@ -150,3 +150,27 @@
             (pi-lsp-transcript-next-call)
             (should (looking-at "▸ read a.txt"))))
       (kill-buffer " *pi-lsp unit*"))))
+
+(ert-deftest pi-lsp-transcript-final-states-and-markdown ()
+  (let ((pi-lsp-transcript-buffer " *pi-lsp unit 2*"))
+    (unwind-protect
+        (progn
+          (pi-lsp-transcript-event '(:type "message_update" :delta (:type "text" :text "## Plan\nUse **bold** and `code`.")))
+          (pi-lsp-transcript-event '(:type "message_end" :message (:role "assistant" :stopReason "error" :errorMessage "HTTP 500")))
+          (pi-lsp-transcript-event '(:type "agent_end" :stopReason "aborted"))
+          (pi-lsp-transcript-run-ended '(:stopReason "error" :errorMessage "the provider failed"))
+          (pi-lsp-transcript-event '(:type "approval_requested" :approvalId "q1" :title "Run bash: make"))
+          (pi-lsp-transcript-event '(:type "approval_resolved" :approvalId "q1" :decision "deny" :by "timeout"))
+          (pi-lsp-transcript-event '(:type "approval_resolved" :approvalId "q1" :decision "deny" :by "timeout"))
+          (with-current-buffer (pi-lsp-transcript)
+            (should (equal (buffer-string)
+                           (concat "## Plan\nUse **bold** and `code`.\n✗ HTTP 500\n■ aborted\n■ error: the provider failed\n"
+                                   "⚠ waiting for your approval: Run bash: make\n✗ approval timed out: denied\n")))
+            (font-lock-ensure)
+            (goto-char (point-min))
+            (search-forward "**bold")
+            (should (eq (get-text-property (1- (point)) 'face) 'bold))
+            (search-forward "`code")
+            (should (eq (get-text-property (1- (point)) 'face) 'font-lock-constant-face))
+            (should (eq (get-text-property (point-min) 'face) 'font-lock-keyword-face))))
+      (kill-buffer " *pi-lsp unit 2*"))))
