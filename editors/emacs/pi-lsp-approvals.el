@@ -74,6 +74,7 @@
   "Show the oldest queued question unless one is shown already."
   (when (and (not pi-lsp--ask-active) pi-lsp--ask-queue)
     (let ((ask (pop pi-lsp--ask-queue))
+          (followers (pi-lsp-transcript-followers))  ; the minibuffer restores window points
           (value nil))
       (setq pi-lsp--ask-active ask)
       (setf (pi-lsp--ask-state ask) 'asking)
@@ -85,6 +86,7 @@
                         (funcall pi-lsp-ask-function ask)
                       ((quit error) (pi-lsp--ask-deny-value ask))))))
         (setq pi-lsp--ask-active nil)
+        (pi-lsp-transcript-follow followers)
         (if (eq (pi-lsp--ask-state ask) 'withdrawn)
             (progn (pi-lsp-reply (pi-lsp--ask-conn ask) (pi-lsp--ask-deferred ask) (pi-lsp--ask-deny-value ask))
                    (message nil))

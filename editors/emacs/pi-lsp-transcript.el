@@ -104,6 +104,22 @@
          (when at-end (goto-char (point-max)))
          (dolist (w followers) (set-window-point w (point-max)))))))
 
+(defun pi-lsp-transcript-followers ()
+  "The windows showing the end of the transcript (they follow new text)."
+  (when-let ((buffer (get-buffer pi-lsp-transcript-buffer)))
+    (with-current-buffer buffer
+      (cl-remove-if-not (lambda (w) (= (window-point w) (point-max)))
+                        (get-buffer-window-list buffer nil t)))))
+
+(defun pi-lsp-transcript-follow (windows)
+  "Move the live WINDOWS among the transcript's to its end.
+For code that restores window configurations (a minibuffer read does): the windows that
+followed the transcript before keep following it."
+  (when-let ((buffer (get-buffer pi-lsp-transcript-buffer)))
+    (dolist (w windows)
+      (when (and (window-live-p w) (eq (window-buffer w) buffer))
+        (set-window-point w (with-current-buffer buffer (point-max)))))))
+
 (defun pi-lsp--fresh-line ()
   "Make the transcript end at the start of a line."
   (goto-char (point-max))
@@ -310,6 +326,16 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
                (plist-get (plist-get result :details) :patch))
       (setf (pi-lsp--call-expanded call) t))
     (pi-lsp--render-call call)))
+
+(defun pi-lsp-transcript-interrupt-calls (reason)
+  "Mark every call still running as failed with REASON (its server is gone)."
+  (when-let ((buffer (get-buffer pi-lsp-transcript-buffer)))
+    (let (running)
+      (maphash (lambda (_ call) (unless (pi-lsp--call-done call) (push call running)))
+               (buffer-local-value 'pi-lsp--calls buffer))
+      (dolist (call running)
+        (pi-lsp-transcript-call-end (pi-lsp--call-id call) (pi-lsp--call-name call)
+                                    (list :content (vector (list :type "text" :text reason))) t)))))
 
 (defun pi-lsp-transcript-toggle (&optional event)
   "Expand or collapse the tool call on this line (or at the mouse EVENT)."

@@ -72,6 +72,7 @@
   (dolist (ask (append (and pi-lsp--ask-active (list pi-lsp--ask-active)) pi-lsp--ask-queue))
     (when (eq (pi-lsp--ask-conn ask) conn)
       (pi-lsp--on-approval-withdrawn conn (list :approvalId (pi-lsp--ask-approval-id ask) :reason "the server ended"))))
+  (pi-lsp-transcript-interrupt-calls "pi-lsp ended before the call did")
   (when (pi-lsp-running conn)
     (setf (pi-lsp-running conn) nil))
   (unless (pi-lsp-shutting-down conn)

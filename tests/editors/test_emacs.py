@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -119,13 +120,15 @@ class Tmux:
 
     def wait_for(self, predicate: Callable[[str], bool], what: str, seconds: float = 60) -> str:
         """Poll the screen until ``predicate(screen)``; fail with the last screen after ``seconds``."""
-        deadline = time.monotonic() + seconds
+        started = time.monotonic()
+        deadline = started + seconds
         screen = self.screen()
         while not predicate(screen):
             if time.monotonic() > deadline:
                 raise AssertionError(f"the screen never showed {what}:\n{screen}")
             time.sleep(0.1)
             screen = self.screen()
+        print(f"  screen showed {what} after {time.monotonic() - started:.1f} s")
         return screen
 
     def close(self) -> None:
@@ -136,15 +139,16 @@ PROMPT_MARK = "(no default; C-g: Deny)"
 
 
 def test_approvals_in_a_terminal(tmp_path: Path) -> None:
-    """A person at ``emacs -nw``: C-g denies at once, "Allow once" runs the command, and a question
-    the server stops waiting for closes by itself; the transcript says what happened."""
+    """A person at ``emacs -nw``: C-g denies at once, "Allow once" runs the command, a question the
+    server stops waiting for closes by itself, and so does one whose server dies; the transcript
+    says what happened."""
     emacs = _require("emacs", "emacs-nox")
     _require("tmux", "tmux")
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".git").mkdir()
     (ws / "notes.txt").write_text("notes\n", encoding="utf-8")
-    for folder in ("build", "build2"):
+    for folder in ("build", "build2", "build3"):
         (ws / folder).mkdir()
         (ws / folder / "out.o").write_text("x", encoding="utf-8")
     result = tmp_path / "result.json"
@@ -169,6 +173,12 @@ def test_approvals_in_a_terminal(tmp_path: Path) -> None:
         tty.wait_for(lambda s: "rm -rf build2" in s and PROMPT_MARK in s, "the third approval prompt")
         screen = tty.wait_for(lambda s: "Approval timed out after 2 s: denied" in s and PROMPT_MARK not in s,
                               "the withdrawn prompt closed")
+        # question 4 (prompt 3): the server dies while it is open; the prompt closes
+        tty.wait_for(lambda s: "rm -rf build3" in s and PROMPT_MARK in s, "the fourth approval prompt")
+        pid_file = Path(str(result) + ".pid")
+        tty.wait_for(lambda s: pid_file.exists() and pid_file.read_text().strip() != "", "the server pid written")
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        tty.wait_for(lambda s: "the server ended" in s and PROMPT_MARK not in s, "the prompt closed with the server")
         for _ in range(600):
             if result.exists():
                 break
@@ -179,7 +189,7 @@ def test_approvals_in_a_terminal(tmp_path: Path) -> None:
         tty.close()
         replay.stop()
     assert_passed(0, data, final, replay)
-    assert not (ws / "build").exists() and (ws / "build2").exists()
+    assert not (ws / "build").exists() and (ws / "build2").exists() and (ws / "build3").exists()
     assert PROMPT_MARK not in final and "pi:waiting for you" not in final, final
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
     print(f"emacs tty approvals: {time.monotonic() - started:.1f} s\n{final}")

@@ -6,8 +6,10 @@
 ;; types: C-g at the first approval prompt, "Allow once" RET at the second, nothing at the third.
 ;;
 ;; Prompt 1 runs with a 120 s approval timeout; when it ends, the timeout becomes 2 s
-;; (`pi-lsp-update-settings') and prompt 2 starts, whose question the server withdraws.  When
-;; prompt 2 ends the checks go to $PI_TEST_RESULT (JSON); Emacs stays up for the last screen.
+;; (`pi-lsp-update-settings') and prompt 2 starts, whose question the server withdraws.  Then
+;; prompt 3 asks again with a 120 s timeout, and the Python side kills the server (its pid is in
+;; $PI_TEST_RESULT.pid) while the question is open.  When the connection is gone the checks go
+;; to $PI_TEST_RESULT (JSON); Emacs stays up for the last screen.
 
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)
@@ -39,16 +41,19 @@
                 (push (cons (plist-get event :toolCallId) (eq (plist-get event :isError) t)) t-results))))
 
 (defun t-finish ()
-  (t-check "prompt 2 stopReason stop" (equal (plist-get pi-lsp-last-reply :stopReason) "stop") pi-lsp-last-reply)
+  (t-check "prompt 3 ended with the server's death" (equal (plist-get pi-lsp-last-reply :error) "Server died") pi-lsp-last-reply)
   (t-check "a1 (C-g) was denied" (equal (cdr (assoc "a1" t-results)) t) t-results)
   (t-check "a2 (Allow once) ran" (equal (cdr (assoc "a2" t-results)) nil) t-results)
   (t-check "a3 (no answer) was denied" (equal (cdr (assoc "a3" t-results)) t) t-results)
-  (t-check "a waiting line per question" (= (t-count "⚠ waiting for your approval: Run bash: rm -rf build") 3) (t-transcript))
+  (t-check "a waiting line per question" (= (t-count "⚠ waiting for your approval: Run bash: rm -rf build") 4) (t-transcript))
+  (t-check "no document buffer keeps the dead connection"
+           (not (buffer-local-value 'pi-lsp--connection (find-buffer-visiting (expand-file-name "notes.txt")))))
   (dolist (text '("✗ you denied it" "✓ you allowed it once" "✗ Approval timed out after 2 s: denied"
+                  "✗ Approval withdrawn (the server ended): denied" "■ error: Server died" "✗ pi-lsp for " "▸ bash rm -rf build3 ✗ error"
                   "▸ bash rm -rf build ✗ error" "▸ bash rm -rf build ✓" "▸ bash rm -rf build2 ✗ error"))
     (t-check (format "transcript shows %S" text) (string-search text (t-transcript)) (t-transcript)))
   (t-check "each outcome is shown once" (= (t-count "Approval timed out") 1) (t-transcript))
-  (t-check "no question is left open" (not (or pi-lsp--ask-active pi-lsp--ask-queue (active-minibuffer-window))))
+  (t-check "no question is left open" (not (or pi-lsp--ask-queue (active-minibuffer-window))))
   (t-check "the status no longer waits" (equal (pi-lsp-status) "") (pi-lsp-status))
   (with-temp-file (getenv "PI_TEST_RESULT")
     (insert (json-encode (list :failed (if t-failed t :json-false) :checks (vconcat (reverse t-checks))
@@ -66,6 +71,16 @@
          (pi-lsp-prompt "remove the other folder"))))
     ('second
      (unless (pi-lsp-running-p)
+       (t-check "prompt 2 stopReason stop" (equal (plist-get pi-lsp-last-reply :stopReason) "stop") pi-lsp-last-reply)
+       (setq pi-lsp-settings (t-settings 120))
+       (pi-lsp-update-settings)
+       (setq t-phase 'third)
+       (with-current-buffer (find-buffer-visiting (expand-file-name "notes.txt"))
+         (pi-lsp-prompt "remove the last folder"))
+       (with-temp-file (concat (getenv "PI_TEST_RESULT") ".pid")
+         (insert (format "%d" (process-id (jsonrpc--process (car pi-lsp--connections))))))))
+    ('third
+     (unless (or pi-lsp--connections (pi-lsp-running-p) pi-lsp--ask-active)
        (setq t-phase 'done)
        (t-finish)))))
 
