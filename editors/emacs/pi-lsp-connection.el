@@ -136,11 +136,17 @@ Does nothing when the connection is gone or DEFERRED was answered already."
               pi-lsp--connections))
 
 (defun pi-lsp--dispatch (table conn method params)
-  "Call the handler of METHOD in TABLE with CONN and PARAMS."
+  "Call the handler of METHOD in TABLE with CONN and PARAMS.
+A notification handler's error is reported, not raised: raised inside jsonrpc.el's process
+filter it would leave the rest of the received output unread until more arrives."
   (let ((handler (alist-get method (symbol-value table))))
-    (cond (handler (funcall handler conn params))
-          ((eq table 'pi-lsp-request-handlers)
-           (jsonrpc-error :code -32601 :message (format "pi-lsp.el does not handle %s" method))))))
+    (cond ((eq table 'pi-lsp-request-handlers)
+           (if handler (funcall handler conn params)
+             (jsonrpc-error :code -32601 :message (format "pi-lsp.el does not handle %s" method))))
+          (handler
+           (condition-case-unless-debug err
+               (funcall handler conn params)
+             (error (message "pi-lsp: handling %s failed: %s" method (error-message-string err))))))))
 
 (defun pi-lsp--client-capabilities ()
   "The `capabilities' of `initialize' (LSP 3.17 plus experimental.pi)."

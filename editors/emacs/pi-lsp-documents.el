@@ -160,10 +160,15 @@ last line is the end of the text; a column inside a surrogate pair rounds down."
                            (vconcat (reverse pi-lsp--changes)))))
             (setq pi-lsp--changes nil pi-lsp--full-sync nil)
             (cl-incf pi-lsp--version)
-            (jsonrpc-notify pi-lsp--connection :textDocument/didChange
-                            (list :textDocument (list :uri pi-lsp--uri :version pi-lsp--version)
-                                  :contentChanges changes))
-            (pi-lsp--send-state)))))))
+            (condition-case err
+                (progn
+                  (jsonrpc-notify pi-lsp--connection :textDocument/didChange
+                                  (list :textDocument (list :uri pi-lsp--uri :version pi-lsp--version)
+                                        :contentChanges changes))
+                  (pi-lsp--send-state))
+              ;; text that cannot be sent (raw bytes): pi-lsp must not edit a view it lost
+              (error (message "pi-lsp: %s is no longer synced: %s" (buffer-name) (error-message-string err))
+                     (pi-lsp-document-close)))))))))
 
 (defun pi-lsp--schedule-flush ()
   "Note the current buffer has pending changes; send them after `pi-lsp-change-delay'."
@@ -176,23 +181,29 @@ last line is the end of the text; a column inside a surrogate pair rounds down."
 ;;; Hooks (global; see the Commentary)
 
 (defun pi-lsp--before-change (beg end)
-  "Record the old range BEG..END of a change in LSP coordinates."
+  "Record the old range BEG..END of a change in LSP coordinates.
+Never signals: Emacs empties `before-change-functions' when one of them does."
   (when pi-lsp--connection
     (setq pi-lsp--before
-          (and (not pi-lsp--has-cr) (not pi-lsp--full-sync)
-               (list beg end (pi-lsp-position beg) (pi-lsp-position end))))))
+          (condition-case nil
+              (and (not pi-lsp--has-cr) (not pi-lsp--full-sync)
+                   (list beg end (pi-lsp-position beg) (pi-lsp-position end)))
+            (error nil)))))
 
 (defun pi-lsp--after-change (beg end old-length)
-  "Queue the change BEG..END (replacing OLD-LENGTH characters) for didChange."
+  "Queue the change BEG..END (replacing OLD-LENGTH characters) for didChange.
+Never signals (see `pi-lsp--before-change'); when in doubt, the whole text goes."
   (when pi-lsp--connection
-    (let ((before pi-lsp--before)
-          (text (buffer-substring-no-properties beg end)))
-      (setq pi-lsp--before nil)
-      (when (string-match-p "\r" text) (setq pi-lsp--has-cr t))
-      (if (and before (not pi-lsp--has-cr) (= beg (nth 0 before)) (= (+ beg old-length) (nth 1 before)))
-          (push (list :range (list :start (nth 2 before) :end (nth 3 before)) :text text) pi-lsp--changes)
-        (setq pi-lsp--full-sync t pi-lsp--changes nil))
-      (pi-lsp--schedule-flush))))
+    (condition-case nil
+        (let ((before pi-lsp--before)
+              (text (buffer-substring-no-properties beg end)))
+          (setq pi-lsp--before nil)
+          (when (string-match-p "\r" text) (setq pi-lsp--has-cr t))
+          (if (and before (not pi-lsp--has-cr) (= beg (nth 0 before)) (= (+ beg old-length) (nth 1 before)))
+              (push (list :range (list :start (nth 2 before) :end (nth 3 before)) :text text) pi-lsp--changes)
+            (setq pi-lsp--full-sync t pi-lsp--changes nil))
+          (pi-lsp--schedule-flush))
+      (error (setq pi-lsp--full-sync t pi-lsp--changes nil)))))
 
 (defun pi-lsp--after-save ()
   "didSave (and didOpen under the new name when the buffer now visits another file)."
@@ -212,10 +223,15 @@ last line is the end of the text; a column inside a surrogate pair rounds down."
   (pi-lsp-document-close))
 
 (defun pi-lsp-maybe-open-document ()
-  "Open the current buffer as a document when it visits a file of a connection's project."
-  (when (and buffer-file-name (not pi-lsp--connection))
+  "Open the current buffer as a document when it visits a file of a connection's project.
+Unibyte (literal, binary) buffers are left out.  A buffer whose text cannot be sent (raw bytes
+that are no UTF-8) is left out with a message: pi-lsp then treats its file as closed."
+  (when (and buffer-file-name (not pi-lsp--connection) enable-multibyte-characters)
     (when-let ((conn (pi-lsp-connection-for-file buffer-file-name)))
-      (pi-lsp-document-open conn))))
+      (condition-case err
+          (pi-lsp-document-open conn)
+        (error (setq pi-lsp--connection nil)
+               (message "pi-lsp: %s is not synced: %s" (buffer-name) (error-message-string err)))))))
 
 (defun pi-lsp--open-project-buffers (conn)
   "Open every live buffer visiting a file under CONN's root as a document (after connecting)."
@@ -223,7 +239,7 @@ last line is the end of the text; a column inside a surrogate pair rounds down."
     (with-current-buffer buffer
       (when (and buffer-file-name (not pi-lsp--connection)
                  (eq (pi-lsp-connection-for-file buffer-file-name) conn))
-        (pi-lsp-document-open conn)))))
+        (pi-lsp-maybe-open-document)))))
 
 (defun pi-lsp--forget-connection (conn)
   "CONN ended: its buffers are no longer documents."

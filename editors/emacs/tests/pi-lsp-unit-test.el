@@ -174,3 +174,16 @@
             (should (eq (get-text-property (1- (point)) 'face) 'font-lock-constant-face))
             (should (eq (get-text-property (point-min) 'face) 'font-lock-keyword-face))))
       (kill-buffer " *pi-lsp unit 2*"))))
+
+(ert-deftest pi-lsp-hooks-never-signal ()
+  "A failure inside the change hooks falls back to a full sync instead of signalling (Emacs
+would empty `after-change-functions' for every package)."
+  (t-doc "abc" "utf-32"
+    (cl-letf (((symbol-function 'pi-lsp--schedule-flush) #'ignore)
+              ((symbol-function 'pi-lsp-position) (lambda (_) (error "boom"))))
+      (setq pi-lsp--connection 'fake)
+      (goto-char 2)
+      (insert "x")
+      (should pi-lsp--full-sync)
+      (should (memq #'pi-lsp--after-change (default-value 'after-change-functions)))
+      (setq pi-lsp--connection nil))))
