@@ -58,7 +58,7 @@
   id name args header body-start body-end output result error expanded done)
 
 (defvar-local pi-lsp--calls nil "Hash table: toolCallId -> `pi-lsp--call'.")
-(defvar-local pi-lsp--in-text nil "Non-nil while assistant text streams into the last line.")
+(defvar-local pi-lsp--in-text nil "While assistant text streams: the marker where it started.")
 (defvar-local pi-lsp--approval-lines nil "Approval ids whose waiting / outcome line was written: (ID . STATE).")
 
 (defvar pi-lsp-transcript-mode-map
@@ -71,16 +71,17 @@
   "Keys of the transcript: TAB/RET expand or collapse a tool call, n/p move between calls.")
 
 (defconst pi-lsp--markdown-keywords
-  '(("^\\(#+ .*\\)$" 1 'font-lock-keyword-face)
-    ("\\*\\*\\([^*\n]+\\)\\*\\*" 0 'bold)
-    ("`\\([^`\n]+\\)`" 0 'font-lock-constant-face)
-    ("^```.*$" 0 'font-lock-comment-face)
-    ("^\\s-*\\([-*]\\|[0-9]+\\.\\) " 1 'font-lock-builtin-face))
-  "Markdown-ish faces for the assistant's text.")
+  '(("^\\(#+ .*\\)$" 1 font-lock-keyword-face)
+    ("\\*\\*\\([^*\n]+\\)\\*\\*" 0 bold)
+    ("`\\([^`\n]+\\)`" 0 font-lock-constant-face)
+    ("^```\\(?:.\\|\n\\)*?^```$" 0 font-lock-string-face)
+    ("^\\s-*\\([-*]\\|[0-9]+\\.\\) " 1 font-lock-builtin-face))
+  "Markdown-ish faces for the assistant's text: (REGEXP SUBEXP FACE), later ones win.")
 
 (define-derived-mode pi-lsp-transcript-mode special-mode "pi-lsp"
   "The pi-lsp transcript.  \\{pi-lsp-transcript-mode-map}"
-  (setq-local font-lock-defaults '(pi-lsp--markdown-keywords t))
+  ;; every face is a `font-lock-face' property set when the text is inserted; no keywords
+  (setq-local font-lock-defaults '(nil t))
   (setq-local truncate-lines nil)
   (setq-local word-wrap t)
   (setq pi-lsp--calls (make-hash-table :test #'equal)))
@@ -125,18 +126,36 @@ followed the transcript before keep following it."
   (goto-char (point-max))
   (unless (bolp) (insert "\n")))
 
+(defun pi-lsp--fontify-markdown (start end)
+  "Give the assistant's text between START and END its Markdown-ish faces."
+  (save-excursion
+    (dolist (keyword pi-lsp--markdown-keywords)
+      (goto-char start)
+      (while (re-search-forward (nth 0 keyword) end t)
+        (put-text-property (match-beginning (nth 1 keyword)) (match-end (nth 1 keyword))
+                           'font-lock-face (nth 2 keyword))))))
+
+(defun pi-lsp--end-text ()
+  "The assistant's text stopped streaming: give it its faces."
+  (with-current-buffer (pi-lsp-transcript)
+    (when (markerp pi-lsp--in-text)
+      (let ((inhibit-read-only t))
+        (pi-lsp--fontify-markdown pi-lsp--in-text (point-max)))
+      (set-marker pi-lsp--in-text nil))
+    (setq pi-lsp--in-text nil)))
+
 (defun pi-lsp-transcript-line (text &optional face)
   "Append TEXT (in FACE) as a line of its own to the transcript."
+  (pi-lsp--end-text)
   (pi-lsp--with-transcript
     (pi-lsp--fresh-line)
-    (insert (if face (propertize text 'face face) text) "\n"))
-  (with-current-buffer (pi-lsp-transcript) (setq pi-lsp--in-text nil)))
+    (insert (if face (propertize text 'font-lock-face face) text) "\n")))
 
 (defun pi-lsp-transcript-stream (text)
   "Append streamed assistant TEXT."
   (when (and (stringp text) (> (length text) 0))
     (pi-lsp--with-transcript
-      (unless pi-lsp--in-text (pi-lsp--fresh-line) (setq pi-lsp--in-text t))
+      (unless pi-lsp--in-text (pi-lsp--fresh-line) (setq pi-lsp--in-text (copy-marker (point))))
       (goto-char (point-max))
       (insert text))))
 
@@ -175,7 +194,7 @@ followed the transcript before keep following it."
 (defun pi-lsp--indent (text prefix &optional face)
   "TEXT with PREFIX before each line, ending with a newline, in FACE."
   (let ((lines (split-string (string-trim-right text "\n+") "\n")))
-    (mapconcat (lambda (line) (concat prefix (if face (propertize line 'face face) line) "\n")) lines "")))
+    (mapconcat (lambda (line) (concat prefix (if face (propertize line 'font-lock-face face) line) "\n")) lines "")))
 
 (defun pi-lsp--plist-p (value)
   "Non-nil when VALUE is a JSON object as jsonrpc.el parses it (a plist with keyword keys)."
@@ -204,17 +223,17 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
   (let ((pad (make-string indent ?\s)))
     (cond
      ((and (stringp item) (string-match-p "\n" item))
-      (concat pad (propertize (concat name ": |") 'face 'pi-lsp-detail) "\n"
+      (concat pad (propertize (concat name ": |") 'font-lock-face 'pi-lsp-detail) "\n"
               (mapconcat (lambda (line) (concat pad "  " line "\n")) (split-string item "\n") "")))
      ((pi-lsp--plist-p item)
-      (concat pad (propertize (concat name ":") 'face 'pi-lsp-detail) "\n" (pi-lsp--readable item (+ indent 2))))
+      (concat pad (propertize (concat name ":") 'font-lock-face 'pi-lsp-detail) "\n" (pi-lsp--readable item (+ indent 2))))
      ((and (vectorp item) (> (length item) 0))
       (let ((n 0))
         (mapconcat (lambda (element)
                      (setq n (1+ n))
                      (pi-lsp--readable-entry (format "%s[%d]" name n) element indent))
                    item "")))
-     (t (concat pad (propertize (concat name ": ") 'face 'pi-lsp-detail) (pi-lsp--scalar item) "\n")))))
+     (t (concat pad (propertize (concat name ": ") 'font-lock-face 'pi-lsp-detail) (pi-lsp--scalar item) "\n")))))
 
 (defun pi-lsp--diff-text (patch)
   "PATCH (a unified diff) indented, each line in its `diff-mode' face."
@@ -225,7 +244,7 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
                                  ((string-prefix-p "+" line) 'diff-added)
                                  ((string-prefix-p "-" line) 'diff-removed)
                                  (t 'diff-context))))
-                 (concat "    " (propertize line 'face face) "\n")))
+                 (concat "    " (propertize line 'font-lock-face face) "\n")))
              (split-string (string-trim-right patch "\n+") "\n") ""))
 
 (defun pi-lsp--tail (text n)
@@ -249,7 +268,7 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
         (when-let ((patch (plist-get (plist-get result :details) :patch)))
           (concat "    diff:\n" (pi-lsp--diff-text patch)))
         (cond ((pi-lsp--call-done call)
-               (concat (if (pi-lsp--call-error call) (propertize "    error:" 'face 'error) "    result:") "\n"
+               (concat (if (pi-lsp--call-error call) (propertize "    error:" 'font-lock-face 'error) "    result:") "\n"
                        (pi-lsp--indent (pi-lsp--result-text result) "      "
                                        (if (pi-lsp--call-error call) 'error 'pi-lsp-detail))))
               ((pi-lsp--call-output call)
@@ -257,11 +276,11 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
 
 (defun pi-lsp--call-header-text (call)
   "CALL's one line, with its state mark."
-  (let ((mark (cond ((not (pi-lsp--call-done call)) (propertize " …" 'face 'pi-lsp-detail))
-                    ((pi-lsp--call-error call) (propertize " ✗ error" 'face 'error))
-                    (t (propertize " ✓" 'face 'pi-lsp-ok)))))
+  (let ((mark (cond ((not (pi-lsp--call-done call)) (propertize " …" 'font-lock-face 'pi-lsp-detail))
+                    ((pi-lsp--call-error call) (propertize " ✗ error" 'font-lock-face 'error))
+                    (t (propertize " ✓" 'font-lock-face 'pi-lsp-ok)))))
     (concat (if (pi-lsp--call-expanded call) "▾ " "▸ ")
-            (propertize (pi-lsp-call-summary (pi-lsp--call-name call) (pi-lsp--call-args call)) 'face 'pi-lsp-tool)
+            (propertize (pi-lsp-call-summary (pi-lsp--call-name call) (pi-lsp--call-args call)) 'font-lock-face 'pi-lsp-tool)
             mark)))
 
 (defun pi-lsp--render-call (call)
@@ -289,6 +308,7 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
 (defun pi-lsp-transcript-call-start (id name args)
   "A tool call ID of tool NAME with ARGS started: add its line."
   (let (call)
+    (pi-lsp--end-text)
     (pi-lsp--with-transcript
       (pi-lsp--fresh-line)
       ;; the line's marker advances over text inserted at it (the body of the call before it);
@@ -299,7 +319,6 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
         (setq call (pi-lsp--make-call :id id :name name :args args :header header
                                       :body-start (copy-marker (point)) :body-end (copy-marker (point))))
         (puthash id call pi-lsp--calls)))
-    (with-current-buffer (pi-lsp-transcript) (setq pi-lsp--in-text nil))
     (pi-lsp--render-call call)))
 
 (defun pi-lsp--find-call (id)
@@ -396,7 +415,7 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
        (when (equal (plist-get delta :type) "text")
          (pi-lsp-transcript-stream (plist-get delta :text)))))
     ("message_end"
-     (with-current-buffer (pi-lsp-transcript) (setq pi-lsp--in-text nil))
+     (pi-lsp--end-text)
      (let ((message (plist-get event :message)))
        (when (and (equal (plist-get message :role) "assistant")
                   (equal (plist-get message :stopReason) "error"))

@@ -131,6 +131,25 @@
   (should (equal (pi-lsp--readable '(:path "a.py" :edits [(:oldText "x" :newText "y\nz")]) 0)
                  "path: a.py\nedits[1]:\n  oldText: x\n  newText: |\n    y\n    z\n")))
 
+(ert-deftest pi-lsp-transcript-diff-faces-survive-font-lock ()
+  "Diff lines keep their `diff-mode' faces with font-lock on; Markdown applies to the assistant's text only."
+  (let ((pi-lsp-transcript-buffer " *pi-lsp unit 3*"))
+    (unwind-protect
+        (progn
+          (pi-lsp-transcript-call-start "e" "edit" '(:path "a.md"))
+          (pi-lsp-transcript-call-end "e" "edit" '(:content [(:type "text" :text "ok")]
+                                                   :details (:patch "--- a.md\n+++ a.md\n@@ -1 +1 @@\n-old `x`\n+new `x`\n"))
+                                      nil)
+          (with-current-buffer (pi-lsp-transcript)
+            (font-lock-mode 1)
+            (font-lock-ensure)
+            (goto-char (point-min))
+            (search-forward "+new `x")
+            (should (eq (get-char-property (1- (point)) 'font-lock-face) 'diff-added))
+            (should-not (get-char-property (1- (point)) 'face))
+            (search-forward "result:")))
+      (kill-buffer " *pi-lsp unit 3*"))))
+
 (ert-deftest pi-lsp-transcript-keeps-calls-apart ()
   (let ((pi-lsp-transcript-buffer " *pi-lsp unit*"))
     (unwind-protect
@@ -166,13 +185,14 @@
             (should (equal (buffer-string)
                            (concat "## Plan\nUse **bold** and `code`.\n✗ HTTP 500\n■ aborted\n■ error: the provider failed\n"
                                    "⚠ waiting for your approval: Run bash: make\n✗ approval timed out: denied\n")))
-            (font-lock-ensure)
             (goto-char (point-min))
             (search-forward "**bold")
-            (should (eq (get-text-property (1- (point)) 'face) 'bold))
+            (should (eq (get-text-property (1- (point)) 'font-lock-face) 'bold))
             (search-forward "`code")
-            (should (eq (get-text-property (1- (point)) 'face) 'font-lock-constant-face))
-            (should (eq (get-text-property (point-min) 'face) 'font-lock-keyword-face))))
+            (should (eq (get-text-property (1- (point)) 'font-lock-face) 'font-lock-constant-face))
+            (should (eq (get-text-property (point-min) 'font-lock-face) 'font-lock-keyword-face))
+            (search-forward "✗ HTTP")
+            (should (eq (get-text-property (point) 'font-lock-face) 'error))))
       (kill-buffer " *pi-lsp unit 2*"))))
 
 (ert-deftest pi-lsp-hooks-never-signal ()
