@@ -85,9 +85,13 @@
 (defun pi-lsp--compose (text)
   "TEXT plus the active region as context."
   (if (use-region-p)
-      (let ((first (line-number-at-pos (region-beginning)))
-            (last (line-number-at-pos (region-end))))
-        (format "%s\n\nSelected lines %d-%d of %s:\n```\n%s\n```" text first last
+      (let* ((start (region-beginning))
+             (end (region-end))
+             (first (line-number-at-pos start))
+             ;; a region ending at the start of a line does not take that line
+             (last (line-number-at-pos (if (and (> end start) (save-excursion (goto-char end) (bolp))) (1- end) end))))
+        (format "%s\n\nSelected %s of %s:\n```\n%s\n```" text
+                (if (= first last) (format "line %d" first) (format "lines %d-%d" first last))
                 (if buffer-file-name (file-relative-name buffer-file-name) (buffer-name))
                 (buffer-substring-no-properties (region-beginning) (region-end))))
     text))
@@ -116,12 +120,15 @@
 ;;;###autoload
 (defun pi-lsp-prompt (text)
   "Send TEXT to the agent (`pi/prompt'); with an active region, the region goes along.
-Starts the project's pi-lsp when needed.  The `*pi-lsp*' transcript shows the run.
+Starts the project's pi-lsp when needed (outside any project: the only running one).  The
+`*pi-lsp*' transcript shows the run.
 Returns immediately."
   (interactive (list (read-string "pi: " nil 'pi-lsp-prompt-history)))
   (when (string-empty-p (string-trim text))
     (user-error "pi-lsp: the prompt is empty"))
-  (let ((conn (pi-lsp-ensure-connection)))
+  (let ((conn (if (and (not (pi-lsp-project-root)) (= (length pi-lsp--connections) 1))
+                  (car pi-lsp--connections)      ; e.g. from the transcript of the only project
+                (pi-lsp-ensure-connection))))
     (when (pi-lsp-running conn)
       (user-error "pi-lsp: a prompt is already running; M-x pi-lsp-abort stops it"))
     (let ((params (append (list :text (pi-lsp--compose text))

@@ -207,3 +207,18 @@ would empty `after-change-functions' for every package)."
       (should pi-lsp--full-sync)
       (should (memq #'pi-lsp--after-change (default-value 'after-change-functions)))
       (setq pi-lsp--connection nil))))
+
+(ert-deftest pi-lsp-prompt-takes-the-region-along ()
+  (with-temp-buffer
+    (insert "one\ntwo\nthree\n")
+    (transient-mark-mode 1)
+    (goto-char (point-min))
+    (forward-line 1)
+    (push-mark (point) t t)
+    (forward-line 1)
+    (should (equal (pi-lsp--compose "explain")
+                   (format "explain\n\nSelected line 2 of %s:\n```\ntwo\n\n```" (buffer-name))))
+    (forward-line 1)
+    (should (string-prefix-p "explain\n\nSelected lines 2-3 of" (pi-lsp--compose "explain")))
+    (deactivate-mark)
+    (should (equal (pi-lsp--compose "explain") "explain"))))
