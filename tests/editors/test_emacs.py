@@ -3,7 +3,8 @@
 - ``emacs --batch``: pi-lsp.el's own jsonrpc connection (no eglot) syncs every buffer of the
   project whatever its mode: an unsaved CHANGELOG.md in text-mode gets the agent's line next to
   the user's text and stays unsaved; greet.py (python-mode) is edited, saved, and undone one edit
-  at a time; a file no buffer visits is visited, edited and saved; the transcript shows readable
+  at a time; a file no buffer visits is visited, edited and saved; a clean buffer whose file bash
+  rewrote is reloaded before the agent edits it; the transcript shows readable
   tool lines, diffs, the live tail of a command, expansion. Bounded by ``timeout``; stdin is
   /dev/null so a stray prompt fails instead of hanging.
 """
@@ -45,6 +46,7 @@ def _workspace(tmp_path: Path) -> Path:
     (ws / "greet.py").write_text(GREET, encoding="utf-8")
     (ws / "CHANGELOG.md").write_text(CHANGELOG, encoding="utf-8")
     (ws / "closed.txt").write_text("first\nsecond\n", encoding="utf-8")
+    (ws / "data.txt").write_text("v1\n", encoding="utf-8")
     return ws
 
 

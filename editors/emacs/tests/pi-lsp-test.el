@@ -12,7 +12,8 @@
 (require 'pi-lsp)                                  ; the README's setup
 (setq pi-lsp-settings `(:baseUrl ,(getenv "PI_TEST_URL") :model "replay" :maxRetries 0
                         :edit (:verifyTimeoutSeconds 5 :applyTimeoutSeconds 10)
-                        :approvals (:rules [(:tool "bash" :command "^echo tick" :action "allow")])))
+                        :approvals (:rules [(:tool "bash" :command "^echo tick" :action "allow")
+                                             (:tool "bash" :command "^echo v2 > data.txt$" :action "allow")])))
 
 (require 'json)
 
@@ -69,6 +70,8 @@
          (greet-file (expand-file-name "greet.py" dir))
          (changelog-file (expand-file-name "CHANGELOG.md" dir))
          (closed-file (expand-file-name "closed.txt" dir))
+         (data-file (expand-file-name "data.txt" dir))
+         (data (find-file-noselect data-file))
          (greet (find-file-noselect greet-file))
          (changelog (find-file-noselect changelog-file))
          (eglot-server (t-eglot-start greet)))
@@ -110,6 +113,14 @@
       (t-check "closed.txt was visited for the edit" closed)
       (t-check "closed.txt saved" (equal (t-read closed-file) "first\nSECOND\n") (t-read closed-file))
       (t-check "closed.txt buffer not modified" (and closed (not (buffer-modified-p closed)))))
+    ;; a clean buffer whose file bash rewrote: reloaded (pi/reloadDocuments), then edited and saved
+    (with-current-buffer data
+      (t-check "data.txt reloaded and edited in its buffer" (equal (buffer-string) "v3\n") (buffer-string))
+      (t-check "data.txt saved" (equal (t-read data-file) "v3\n") (t-read data-file))
+      (t-check "data.txt buffer not modified" (not (buffer-modified-p)))
+      (t-check "pi-lsp asked Emacs to reload it"
+               (with-current-buffer (jsonrpc-events-buffer (pi-lsp-connection-for-file data-file))
+                 (save-excursion (goto-char (point-min)) (search-forward ":method \"pi/reloadDocuments\"" nil t)))))
     ;; the transcript as the user reads it
     (dolist (text '("> fix greet and note it in the changelog"
                     "Reading the changelog."
