@@ -100,6 +100,26 @@ def test_unit_positions_changes_edits_transcript(tmp_path: Path) -> None:
     assert completed.returncode == 0 and "0 unexpected" in output, output[-6000:]
 
 
+def test_byte_compiles_without_warnings(tmp_path: Path) -> None:
+    """Every pi-lsp*.el compiles on this Emacs with warnings as errors (unknown functions, free
+    variables, wrong arities), docstring width aside; the .elc files go to a temp folder."""
+    emacs = _require("emacs", "emacs-nox")
+    files = sorted(str(p) for p in EMACS_DIR.glob("pi-lsp*.el"))
+    setup = (
+        "(setq byte-compile-docstring-max-column 1000 byte-compile-error-on-warn t"
+        f" byte-compile-dest-file-function (lambda (f) (expand-file-name (concat (file-name-nondirectory f) \"c\") {json.dumps(str(tmp_path))})))"
+    )
+    completed = subprocess.run(
+        ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "--batch", "-Q", "-L", str(EMACS_DIR), "--eval", setup,
+         "-f", "batch-byte-compile", *files],
+        env=editor_env(tmp_path, shim_dir=None), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=EDITOR_TIMEOUT_SECONDS + 30,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert len(list(tmp_path.glob("*.elc"))) == len(files) >= 6
+    assert not list(EMACS_DIR.glob("*.elc"))
+
+
 class Tmux:
     """One ``emacs -nw`` in a private tmux server (its own socket): the screen as text, keys typed."""
 
