@@ -67,8 +67,11 @@
     (define-key map (kbd "RET") #'pi-lsp-transcript-toggle)
     (define-key map (kbd "n") #'pi-lsp-transcript-next-call)
     (define-key map (kbd "p") #'pi-lsp-transcript-previous-call)
+    (define-key map (kbd "i") 'pi-lsp-prompt)
+    (define-key map (kbd "C-c C-k") 'pi-lsp-abort)
     map)
-  "Keys of the transcript: TAB/RET expand or collapse a tool call, n/p move between calls.")
+  "Keys of the transcript: TAB/RET expand or collapse a tool call, n/p move between calls,
+i asks the agent (`pi-lsp-prompt'), C-c C-k stops the run (`pi-lsp-abort').")
 
 (defconst pi-lsp--markdown-keywords
   '(("^\\(#+ .*\\)$" 1 font-lock-keyword-face)
