@@ -1,13 +1,30 @@
-"""pi-lsp.el with eglot in real ``emacs --batch`` against the real daemon and ``pi-lsp replay``
-(issue 7): the prompt round trip through eglot, the buffer changed and saved, a closed file
-edited on disk, ``undo`` reverting one agent edit. Bounded by ``timeout``; stdin is /dev/null
-so a stray prompt fails instead of hanging."""
+"""pi-lsp.el in real Emacs against the real daemon and ``pi-lsp replay`` (issues 7 and 15).
+
+- ``emacs --batch``: pi-lsp.el's own jsonrpc connection (no eglot) syncs every buffer of the
+  project whatever its mode: an unsaved CHANGELOG.md in text-mode gets the agent's line next to
+  the user's text and stays unsaved; greet.py (python-mode) is edited, saved, and undone one edit
+  at a time; a file no buffer visits is visited, edited and saved; a clean buffer whose file bash
+  rewrote is reloaded before the agent edits it; the transcript shows readable
+  tool lines, diffs, the live tail of a command, expansion. Bounded by ``timeout``; stdin is
+  /dev/null so a stray prompt fails instead of hanging.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.editors.editor_support import (
+    EDITOR_TIMEOUT_SECONDS,
     EMACS_DIR,
     SESSIONS,
     Replay,
@@ -18,20 +35,45 @@ from tests.editors.editor_support import (
     run_editor,
 )
 
+GREET = 'def greet():\n    return "hi"\n\n\ndef bye():\n    return "bye"\n'
+CHANGELOG = "# Changelog\n\n## 0.1.0\n- first release\n"
 
-def test_prompt_round_trip_through_eglot(tmp_path: Path) -> None:
-    emacs = require_program("emacs", "emacs-nox elpa-eglot")
+
+def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".git").mkdir()
-    (ws / "greet.py").write_text('def greet():\n    return "hi"\n\n\ndef bye():\n    return "bye"\n', encoding="utf-8")
+    (ws / "greet.py").write_text(GREET, encoding="utf-8")
+    (ws / "CHANGELOG.md").write_text(CHANGELOG, encoding="utf-8")
     (ws / "closed.txt").write_text("first\nsecond\n", encoding="utf-8")
+    (ws / "data.txt").write_text("v1\n", encoding="utf-8")
+    return ws
+
+
+def _require(name: str, package: str) -> str:
+    """``require_program``, except that under CI=true a missing program fails the test."""
+    if os.environ.get("CI") == "true" and shutil.which(name) is None:
+        pytest.fail(f"{name} is missing under CI=true; .ci/run installs it (apt-get install {package})")
+    return require_program(name, package)
+
+
+@pytest.mark.parametrize("with_eglot", [False, True], ids=["alone", "beside-eglot-pylsp"])
+def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path, with_eglot: bool) -> None:
+    """The scenario alone, and with eglot running python-lsp-server for greet.py all along: pi-lsp.el
+    must neither need eglot nor disturb it."""
+    emacs = _require("emacs", "emacs-nox")
+    extra = {}
+    if with_eglot:
+        _require("pylsp", "python3-pylsp elpa-eglot")
+        extra["PI_TEST_EGLOT_SERVER"] = "pylsp"
+    ws = _workspace(tmp_path)
     result = tmp_path / "result.json"
     make_shim(tmp_path / "bin")
     replay = Replay(SESSIONS / "emacs_edits.jsonl")
+    started = time.monotonic()
     try:
         env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result), **extra)
         rc, data, output = run_editor(
             [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-test.el")], cwd=ws, env=env, result=result,
         )
@@ -39,4 +81,137 @@ def test_prompt_round_trip_through_eglot(tmp_path: Path) -> None:
         replay.stop()
     assert_passed(rc, data, output, replay)
     assert (ws / "greet.py").read_text(encoding="utf-8").endswith('return "ciao"\n')
+    assert "- my unsaved note" in (ws / "CHANGELOG.md").read_text(encoding="utf-8")
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    print(f"emacs batch scenario ({'with' if with_eglot else 'without'} eglot): {time.monotonic() - started:.1f} s")
+
+
+def test_unit_positions_changes_edits_transcript(tmp_path: Path) -> None:
+    """ERT (no server): positions in UTF-16 and UTF-32, LSP line breaks, the incremental didChange
+    records replayed against the buffer, multi-range edits, a stale version refused, transcript lines."""
+    emacs = _require("emacs", "emacs-nox")
+    completed = subprocess.run(
+        ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "--batch", "-Q", "-L", str(EMACS_DIR), "-l", "ert",
+         "-l", str(EMACS_DIR / "tests" / "pi-lsp-unit-test.el"), "-f", "ert-run-tests-batch-and-exit"],
+        env=editor_env(tmp_path, shim_dir=None), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=EDITOR_TIMEOUT_SECONDS + 30,
+    )
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0 and "0 unexpected" in output, output[-6000:]
+
+
+def test_byte_compiles_without_warnings(tmp_path: Path) -> None:
+    """Every pi-lsp*.el compiles on this Emacs with warnings as errors (unknown functions, free
+    variables, wrong arities), docstring width aside; the .elc files go to a temp folder."""
+    emacs = _require("emacs", "emacs-nox")
+    files = sorted(str(p) for p in EMACS_DIR.glob("pi-lsp*.el"))
+    setup = (
+        "(setq byte-compile-docstring-max-column 1000 byte-compile-error-on-warn t"
+        f" byte-compile-dest-file-function (lambda (f) (expand-file-name (concat (file-name-nondirectory f) \"c\") {json.dumps(str(tmp_path))})))"
+    )
+    completed = subprocess.run(
+        ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "--batch", "-Q", "-L", str(EMACS_DIR), "--eval", setup,
+         "-f", "batch-byte-compile", *files],
+        env=editor_env(tmp_path, shim_dir=None), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=EDITOR_TIMEOUT_SECONDS + 30,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert len(list(tmp_path.glob("*.elc"))) == len(files) >= 6
+    assert not list(EMACS_DIR.glob("*.elc"))
+
+
+class Tmux:
+    """One ``emacs -nw`` in a private tmux server (its own socket): the screen as text, keys typed."""
+
+    def __init__(self, tmp_path: Path, argv: list[str], *, cwd: Path, env: dict[str, str]) -> None:
+        self.tmux = _require("tmux", "tmux")
+        self.socket = str(tmp_path / "tmux.sock")
+        env = dict(env, TERM="xterm-256color")
+        command = " ".join(shlex.quote(part) for part in ["cd", str(cwd)]) + " && exec " + shlex.join(argv)
+        subprocess.run([self.tmux, "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", "110", "-y", "45",
+                        "-s", "pi", command], env=env, check=True, timeout=30)
+
+    def screen(self) -> str:
+        """The visible screen, one line per row."""
+        done = subprocess.run([self.tmux, "-S", self.socket, "capture-pane", "-p", "-t", "pi"],
+                              capture_output=True, text=True, timeout=30)
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([self.tmux, "-S", self.socket, "send-keys", "-t", "pi", *keys], check=True, timeout=30)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, seconds: float = 60) -> str:
+        """Poll the screen until ``predicate(screen)``; fail with the last screen after ``seconds``."""
+        started = time.monotonic()
+        deadline = started + seconds
+        screen = self.screen()
+        while not predicate(screen):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {what}:\n{screen}")
+            time.sleep(0.1)
+            screen = self.screen()
+        print(f"  screen showed {what} after {time.monotonic() - started:.1f} s")
+        return screen
+
+    def close(self) -> None:
+        subprocess.run([self.tmux, "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+PROMPT_MARK = "(no default; C-g: Deny)"
+
+
+def test_approvals_in_a_terminal(tmp_path: Path) -> None:
+    """A person at ``emacs -nw``: C-g denies at once, "Allow once" runs the command, a question the
+    server stops waiting for closes by itself, and so does one whose server dies; the transcript
+    says what happened."""
+    emacs = _require("emacs", "emacs-nox")
+    _require("tmux", "tmux")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "notes.txt").write_text("notes\n", encoding="utf-8")
+    for folder in ("build", "build2", "build3"):
+        (ws / folder).mkdir()
+        (ws / folder / "out.o").write_text("x", encoding="utf-8")
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "emacs_approvals.jsonl")
+    started = time.monotonic()
+    env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                     PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+    tty = Tmux(tmp_path, ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "-nw", "-Q", "-l",
+                          str(EMACS_DIR / "tests" / "pi-lsp-tty-test.el")], cwd=ws, env=env)
+    try:
+        # question 1: C-g
+        screen = tty.wait_for(lambda s: PROMPT_MARK in s, "the first approval prompt")
+        assert "Run bash: rm -rf build" in screen and "pi:waiting for you" in screen, screen
+        tty.keys("C-g")
+        screen = tty.wait_for(lambda s: "you denied it" in s, "the denial in the transcript")
+        # question 2: typed answer
+        screen = tty.wait_for(lambda s: PROMPT_MARK in s, "the second approval prompt")
+        tty.keys("Allow once", "Enter")
+        tty.wait_for(lambda s: "you allowed it once" in s, "the allowance in the transcript")
+        # question 3 (prompt 2, 2 s timeout): nobody answers; the prompt closes by itself
+        tty.wait_for(lambda s: "rm -rf build2" in s and PROMPT_MARK in s, "the third approval prompt")
+        screen = tty.wait_for(lambda s: "Approval timed out after 2 s: denied" in s and PROMPT_MARK not in s,
+                              "the withdrawn prompt closed")
+        # question 4 (prompt 3): the server dies while it is open; the prompt closes
+        tty.wait_for(lambda s: "rm -rf build3" in s and PROMPT_MARK in s, "the fourth approval prompt")
+        pid_file = Path(str(result) + ".pid")
+        tty.wait_for(lambda s: pid_file.exists() and pid_file.read_text().strip() != "", "the server pid written")
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        tty.wait_for(lambda s: "the server ended" in s and PROMPT_MARK not in s, "the prompt closed with the server")
+        for _ in range(600):
+            if result.exists():
+                break
+            time.sleep(0.1)
+        final = tty.screen()
+        data = json.loads(result.read_text(encoding="utf-8")) if result.exists() else {}
+    finally:
+        tty.close()
+        replay.stop()
+    assert_passed(0, data, final, replay)
+    assert not (ws / "build").exists() and (ws / "build2").exists() and (ws / "build3").exists()
+    assert PROMPT_MARK not in final and "pi:waiting for you" not in final, final
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    print(f"emacs tty approvals: {time.monotonic() - started:.1f} s\n{final}")
