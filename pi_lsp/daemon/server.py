@@ -33,8 +33,9 @@ from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
+from pi_lsp.daemon.approval_prompts import ApprovalPrompts
 from pi_lsp.daemon.event_relay import EventRelay
-from pi_lsp.policy.approvals import ANSWERS, ApprovalPolicy, ApprovalRequest, ApprovalUnavailable, log_decision
+from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
 from pi_lsp.daemon.session_journal import SessionJournal
 from pi_lsp.daemon.settings import Settings, parse_settings
 from pi_lsp.daemon.tool_host import ToolHost
@@ -71,6 +72,7 @@ class PiLanguageServer(LanguageServer):
         self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
         self.agents = AgentSessions(self._send_event)
         self.policy: ApprovalPolicy | None = None
+        self.prompts = ApprovalPrompts(self.protocol, lambda: self.features.approvals, self._send_event)
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -161,13 +163,15 @@ class PiLanguageServer(LanguageServer):
     def _send_event(self, params: dict[str, Any]) -> None:
         self.protocol.notify(rpc.EVENT, params)
 
-    # Approvals (design.md section 8): the policy hook asks through window/showMessageRequest.
+    # Approvals (design.md section 8): the policy hook asks through pi/requestApproval or
+    # window/showMessageRequest (pi_lsp.daemon.approval_prompts).
 
     def install_policy(self, host: ToolHost) -> list[str]:
         """Register the approval hook on ``host``'s pipeline (first of all before hooks) and
         configure it from the current settings; return the problems to show."""
         self.policy = ApprovalPolicy(
-            host.env, list(host.pipeline.tools), ask=self.ask_approval, journal=self.journal_approval
+            host.env, list(host.pipeline.tools), ask=self.prompts.ask, journal=self.journal_approval,
+            announce=self.prompts.announce,
         )
         host.pipeline.add_before_hook(self.policy, first=True)
         return self.configure_policy()
@@ -184,37 +188,6 @@ class PiLanguageServer(LanguageServer):
             fallback=approvals.fallback,
         )
 
-    async def ask_approval(self, request: ApprovalRequest) -> str | None:
-        """Ask the user with ``window/showMessageRequest`` (actions ``Allow once``, ``Allow for
-        this session``, ``Deny``); announce it as a ``pi_approval_request`` event first.
-
-        Returns the chosen title, or ``None`` when the prompt was dismissed or the answer is not
-        one of the actions. Raises :class:`ApprovalUnavailable` when the client answers with an
-        error (it has no such request) or is gone. The policy applies the timeout; when it stops
-        waiting, the request stays open and a late answer is only logged.
-        """
-        self._send_event({"sessionId": request.session_id, "event": {
-            "type": "pi_approval_request", "toolCallId": request.tool_call_id,
-            "toolName": request.scope.tool, "scope": request.scope.shown, "reason": request.reason,
-        }})
-        params = types.ShowMessageRequestParams(
-            type=types.MessageType.Warning,
-            message=request.message,
-            actions=[types.MessageActionItem(title=title) for title in ANSWERS],
-        )
-        future = self.protocol.send_request_async(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
-        try:
-            answer = await asyncio.shield(future)
-        except asyncio.CancelledError:
-            future.add_done_callback(_log_late_answer)
-            raise
-        except JsonRpcException as exc:
-            raise ApprovalUnavailable(f"window/showMessageRequest failed: {exc.message or exc}") from exc
-        except (RuntimeError, ConnectionError) as exc:
-            raise ApprovalUnavailable(f"the editor is gone: {exc}") from exc
-        title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
-        return title if title in ANSWERS else None
-
     def journal_approval(self, entry: dict[str, Any]) -> None:
         """Every approval decision: into the agent session's journal when the call belongs to a
         ``pi/prompt`` session, and into the daemon's log (:func:`log_decision`: routine allows at
@@ -223,11 +196,6 @@ class PiLanguageServer(LanguageServer):
         session_id = entry.get("sessionId")
         if self.host is not None and isinstance(session_id, str) and session_id in self.agents.sessions:
             SessionJournal(session_id, self.host.env.cwd).record(entry)
-
-
-def _log_late_answer(future: "asyncio.Future[Any]") -> None:
-    if not future.cancelled() and future.exception() is None:
-        logger.info("an approval answer arrived after the call stopped waiting; ignored: %r", future.result())
 
 
 def _supports_configuration(caps: types.ClientCapabilities | None) -> bool:

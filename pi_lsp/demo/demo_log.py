@@ -106,7 +106,7 @@ class DemoLog:
             self.line(f"  result of {event.get('toolName')} ({status}):")
             for line in shown:
                 self.line(f"    {line}")
-        elif kind == "pi_approval_request":
+        elif kind == "approval_requested":
             answer = f"; the user answers {self.approval_answer!r}" if self.approval_answer else ""
             self.line(f"  approval asked (window/showMessageRequest): {event.get('scope')}{answer}")
         elif kind == "agent_end":

@@ -3,10 +3,12 @@
 It starts the daemon (``python -m pi_lsp``) as a subprocess, initializes it with a capability
 profile or any ``ClientCapabilities`` (pytest-lsp's snapshots), mirrors its buffers with LSP line
 rules (:mod:`pi_lsp.demo.fake_buffers`), and answers the server: ``workspace/applyEdit`` (applied, refused, an error reply or never answered, as
-configured), ``pi/saveDocuments``, ``pi/reloadDocuments``, ``workspace/configuration`` and
-``window/showMessageRequest``. Everything the server sent is recorded for assertions and the demo
+configured), ``pi/saveDocuments``, ``pi/reloadDocuments``, ``workspace/configuration``,
+``window/showMessageRequest`` and ``pi/requestApproval`` (when ``experimental_pi`` advertises
+``approvals``). Everything the server sent is recorded for assertions and the demo
 log: ``apply_edits`` (raw JSON params, camelCase), ``save_requests``, ``reload_requests``,
-``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``.
+``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``, ``approval_requests``
+and ``withdrawals`` (``pi/approvalWithdrawn`` params).
 
 The quirk profiles (``vscode``, ``neovim``, ``eglot``) are described in
 :mod:`pi_lsp.demo.fake_profiles`.
@@ -109,6 +111,8 @@ class FakeEditor:
         self.shown_messages: list[str] = []
         self.log_messages: list[str] = []
         self.message_requests: list[str] = []
+        self.approval_requests: list[dict[str, Any]] = []
+        self.withdrawals: list[dict[str, Any]] = []
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=400)
         self.initialize_result: types.InitializeResult | None = None
         self.client = LanguageClient("fake-editor", pi_lsp.__version__, converter_factory=raw_dict_converter)
@@ -297,6 +301,19 @@ class FakeEditor:
                 if action.title == self.message_answer:
                     return action
             return None
+
+        @client.feature("pi/requestApproval")
+        def request_approval(params: Any) -> Any:
+            # the same answer as the showMessageRequest prompt, by action id; None dismisses
+            self.approval_requests.append(params)
+            for action in params.get("actions") or []:
+                if action.get("title") == self.message_answer:
+                    return {"action": action.get("id")}
+            return None
+
+        @client.feature("pi/approvalWithdrawn")
+        def approval_withdrawn(params: Any) -> None:
+            self.withdrawals.append(params)
 
         @client.feature("pi/event")
         def event(params: Any) -> None:

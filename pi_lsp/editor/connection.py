@@ -37,8 +37,9 @@ class ClientFeatures:
         is_neovim: ``clientInfo.name`` is Neovim: it applies versioned ``TextDocumentEdit``\\ s
             without advertising ``documentChanges`` (real-clients.md pitfall 7).
         position_encoding: what pygls negotiated (``"utf-8"``, ``"utf-16"`` or ``"utf-32"``).
-        save_documents, reload_documents, edit_closed_files, document_state: the booleans under
-            ``capabilities.experimental.pi`` (design.md section 5).
+        save_documents, reload_documents, edit_closed_files, document_state, approvals: the
+            booleans under ``capabilities.experimental.pi`` (design.md section 5; ``approvals``:
+            the client answers ``pi/requestApproval``, APPROVALS_SPEC).
         normalizes_line_endings: ``workspace.workspaceEdit.normalizesLineEndings``.
         client_name: ``clientInfo.name`` or ``""``.
     """
@@ -51,6 +52,7 @@ class ClientFeatures:
     reload_documents: bool = False
     edit_closed_files: bool = False
     document_state: bool = False
+    approvals: bool = False
     normalizes_line_endings: bool = False
     client_name: str = ""
 
@@ -89,6 +91,7 @@ class ClientFeatures:
             reload_documents=flag(pi.get("reloadDocuments")),
             edit_closed_files=flag(pi.get("editClosedFiles")),
             document_state=flag(pi.get("documentState")),
+            approvals=flag(pi.get("approvals")),
             normalizes_line_endings=flag(
                 _get(workspace_edit, "normalizes_line_endings")
                 or _get(workspace_edit, "normalizesLineEndings")

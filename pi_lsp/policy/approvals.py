@@ -20,6 +20,13 @@ loop and to external ``pi/executeToolCall``\\ s. For each call it takes the
 An abort while the prompt is open cancels the wait: the call gets ``Operation aborted`` from the
 pipeline, the decision is journaled as cancelled, and an answer arriving later changes nothing
 (no grant is recorded). Every decision is passed to the injected ``journal(entry)`` callable.
+
+Every question asked is also announced through the injected ``announce(request, event)`` callable
+(APPROVALS_SPEC, issue 15): ``approval_requested`` before asking and ``approval_resolved`` after,
+with ``by`` = ``user``, ``timeout``, ``aborted`` (the run or the call was aborted), ``cancelled``
+(the client cancelled the request, ``$/cancelRequest``) or ``fallback`` (the editor cannot ask).
+The daemon forwards them as ``pi/event`` and withdraws the editor's prompt on ``timeout``,
+``aborted`` and ``cancelled``.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,7 +42,7 @@ from typing import Any, Literal
 from pi_lsp.agent.hooks import BeforeToolCallContext, BeforeToolCallResult
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.llm.types import now_ms
-from pi_lsp.policy.call_scope import CallScope, call_scope
+from pi_lsp.policy.call_scope import READ_TOOLS, CallScope, call_scope
 from pi_lsp.policy.protected_paths import ProtectedPaths
 from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
 from pi_lsp.policy.workspace_scope import WorkspaceScope
@@ -48,7 +56,13 @@ DENY = "Deny"
 ANSWERS: tuple[str, ...] = (ALLOW_ONCE, ALLOW_SESSION, DENY)
 """The prompt's actions, in the order shown."""
 
+ACTION_IDS: dict[str, str] = {"allowOnce": ALLOW_ONCE, "allowSession": ALLOW_SESSION, "deny": DENY}
+"""The wire ids of ``pi/requestApproval``'s actions and the answers they stand for."""
+
 Fallback = Literal["allow", "deny"]
+
+WithdrawReason = Literal["timeout", "aborted", "cancelled"]
+"""Why a pending question was withdrawn before the user answered."""
 
 
 @dataclass(frozen=True)
@@ -61,12 +75,34 @@ class ApprovalRequest:
         scope: what the call touches (:class:`CallScope`); ``scope.shown`` is the exact command,
             path or tool name a grant would cover.
         reason: why it asks (``a.txt is outside the workspace``).
+        approval_id: unique id of this question (``pi/requestApproval``'s ``approvalId``).
+        read_only: the call only reads (``read``, ``grep``, ``find``, ``ls`` of a path that is
+            not protected): the only scope whose prompt may preselect ``Allow once``.
+        timeout_seconds: how long the policy waits for the answer.
     """
 
     session_id: str
     tool_call_id: str
     scope: CallScope
     reason: str
+    approval_id: str = ""
+    read_only: bool = False
+    timeout_seconds: float = 120.0
+
+    @property
+    def title(self) -> str:
+        """One line for a prompt's title or a status item: ``Run bash: rm -rf build``,
+        ``Use read: ../notes.txt``, ``Use the deploy tool``."""
+        first = self.scope.shown.splitlines()[0] if self.scope.shown else ""
+        if len(first) > 120:
+            first = first[:119] + "…"
+        elif first != self.scope.shown:
+            first += " …"
+        if self.scope.kind == "command":
+            return f"Run {self.scope.tool}: {first}"
+        if self.scope.kind == "path":
+            return f"Use {self.scope.tool}: {first}"
+        return f"Use the {self.scope.tool} tool"
 
     @property
     def message(self) -> str:
@@ -85,6 +121,10 @@ Ask = Callable[[ApprovalRequest], Awaitable[str | None]]
 """``await ask(request)`` -> one of :data:`ANSWERS`, or ``None`` when the user dismissed the prompt;
 may raise :class:`ApprovalUnavailable`. The policy applies the timeout and may cancel it."""
 
+Announce = Callable[[ApprovalRequest, dict[str, Any]], None]
+"""Receives each asked question's ``approval_requested`` and ``approval_resolved`` events (the
+``pi/event`` shapes of APPROVALS_SPEC); must not raise."""
+
 Journal = Callable[[dict[str, Any]], None]
 """Receives one entry per decision; must not raise. Keys (camelCase JSON):
 ``type`` (``"approval"``), ``sessionId``, ``toolCallId``, ``toolName``, ``scope`` (the command,
@@ -101,6 +141,11 @@ class _Outcome:
     source: str
     reason: str
     answer: str | None = None
+    by: str | None = None  # how an asked question ended: user, timeout, fallback
+
+
+class _Withdrawn(Exception):
+    """The wait for an answer was cancelled (abort, ``$/cancelRequest``)."""
 
 
 class ApprovalPolicy:
@@ -119,12 +164,14 @@ class ApprovalPolicy:
         *,
         ask: Ask | None = None,
         journal: Journal | None = None,
+        announce: Announce | None = None,
         unavailable_reason: str = "there is no editor to ask",
     ) -> None:
         self.env = env
         self.known_tools = set(known_tools)
         self.ask = ask
         self.journal = journal
+        self.announce = announce
         self.unavailable_reason = unavailable_reason
         self.workspace = WorkspaceScope(lambda: self.env.workspace_folders or [self.env.cwd], env.temp_dir)
         self.rules: list[ApprovalRule] = []
@@ -163,7 +210,7 @@ class ApprovalPolicy:
             return None  # an invalid file URL: the tool fails on its own and touches nothing
         decision = decide(scope, self.rules, self.protected, self.workspace, self.env.cwd)
         try:
-            outcome = await self._outcome(ctx, scope, decision)
+            outcome = await self._outcome(ctx, scope, decision, signal)
         except asyncio.CancelledError:
             self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
             raise
@@ -172,7 +219,9 @@ class ApprovalPolicy:
             return None
         return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
 
-    async def _outcome(self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision) -> _Outcome:
+    async def _outcome(
+        self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision, signal: AbortSignal
+    ) -> _Outcome:
         if decision.action == "allow":
             return _Outcome(True, decision.source, decision.reason)
         if decision.action == "deny":
@@ -181,24 +230,62 @@ class ApprovalPolicy:
             return _Outcome(True, "grant", "allowed for this session earlier")
         if self.ask is None:
             return self._fallback(self.unavailable_reason)
-        request = ApprovalRequest(ctx.session_id, ctx.tool_call.id, scope, decision.reason)
+        request = ApprovalRequest(
+            ctx.session_id, ctx.tool_call.id, scope, decision.reason, approval_id=uuid.uuid4().hex,
+            read_only=scope.tool in READ_TOOLS and decision.source != "protected",
+            timeout_seconds=self.timeout_seconds,
+        )
+        self._announce(request, {
+            "type": "approval_requested", "approvalId": request.approval_id, "toolCallId": request.tool_call_id,
+            "toolName": scope.tool, "title": request.title, "scope": scope.shown, "reason": request.reason,
+        })
+        try:
+            outcome = await self._ask(request)
+        except asyncio.CancelledError:
+            by = "cancelled" if signal.reason == "cancelled by the client" else "aborted"
+            self._resolved(request, _Outcome(False, by, "the call was aborted while asking", by=by))
+            raise
+        self._resolved(request, outcome)
+        return outcome
+
+    async def _ask(self, request: ApprovalRequest) -> _Outcome:
+        assert self.ask is not None
         try:
             answer = await asyncio.wait_for(self.ask(request), self.timeout_seconds)
         except asyncio.TimeoutError:
-            return self._fallback(f"no answer within {self.timeout_seconds:g} s")
+            return self._fallback(f"no answer within {self.timeout_seconds:g} s", by="timeout")
         except ApprovalUnavailable as exc:
-            return self._fallback(f"the editor cannot ask ({exc})")
+            return self._fallback(f"the editor cannot ask ({exc})", by="fallback")
+        session_id, scope = request.session_id, request.scope
         if answer == ALLOW_SESSION:
-            self.grants.setdefault(ctx.session_id, set()).add(scope.grant_key)
-            return _Outcome(True, "user", "allowed for this session", answer)
+            self.grants.setdefault(session_id, set()).add(scope.grant_key)
+            return _Outcome(True, "user", "allowed for this session", answer, by="user")
         if answer == ALLOW_ONCE:
-            return _Outcome(True, "user", "allowed once", answer)
+            return _Outcome(True, "user", "allowed once", answer, by="user")
         if answer == DENY:
-            return _Outcome(False, "user", "the user declined", answer)
-        return _Outcome(False, "user", "the user dismissed the prompt", answer)
+            return _Outcome(False, "user", "the user declined", answer, by="user")
+        return _Outcome(False, "user", "the user dismissed the prompt", answer, by="user")
 
-    def _fallback(self, why: str) -> _Outcome:
-        return _Outcome(self.fallback == "allow", "fallback", f"{why}; the fallback is {self.fallback}")
+    def _fallback(self, why: str, by: str | None = None) -> _Outcome:
+        return _Outcome(self.fallback == "allow", "fallback", f"{why}; the fallback is {self.fallback}", by=by)
+
+    def _resolved(self, request: ApprovalRequest, outcome: _Outcome) -> None:
+        scope = None
+        if outcome.allow:
+            scope = "session" if outcome.answer == ALLOW_SESSION else "once"
+        self._announce(request, {
+            "type": "approval_resolved", "approvalId": request.approval_id, "toolCallId": request.tool_call_id,
+            "toolName": request.scope.tool, "decision": "allow" if outcome.allow else "deny", "scope": scope,
+            "by": outcome.by or outcome.source, "reason": outcome.reason,
+        })
+
+    def _announce(self, request: ApprovalRequest, event: dict[str, Any]) -> None:
+        if self.announce is None:
+            return
+        try:
+            self.announce(request, event)
+        except Exception:  # telling the editor never fails a call
+            logger.exception("could not announce an approval event")
 
     def _journal(self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision, outcome: _Outcome) -> None:
         if self.journal is None:

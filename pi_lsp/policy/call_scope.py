@@ -28,6 +28,9 @@ WRITE_TOOLS: frozenset[str] = frozenset({"edit", "write"})
 CONTENT_TOOLS: frozenset[str] = frozenset({"read", "grep"})
 """Tools that send file contents to the model (a protected path is asked about)."""
 
+READ_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls"})
+"""Path tools that only read: an approval prompt for them may preselect ``Allow once``."""
+
 
 @dataclass(frozen=True)
 class CallScope:

@@ -47,8 +47,8 @@ async def test_bash_asks_with_the_exact_command_and_the_three_actions(make_edito
     assert prompts[0].type == types.MessageType.Warning
     assert "bash" in prompts[0].message and "`touch made.txt`" in prompts[0].message
     assert "not a simple read-only command" in prompts[0].message
-    assert await wait_until(lambda: any(e["event"]["type"] == "pi_approval_request" for e in editor.events))
-    event = next(e for e in editor.events if e["event"]["type"] == "pi_approval_request")
+    assert await wait_until(lambda: any(e["event"]["type"] == "approval_requested" for e in editor.events))
+    event = next(e for e in editor.events if e["event"]["type"] == "approval_requested")
     assert event["sessionId"] == "external" and event["event"]["scope"] == "touch made.txt"
 
 
