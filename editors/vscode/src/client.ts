@@ -47,6 +47,8 @@ export class PiClient implements vscode.Disposable {
   client: LanguageClient | undefined;
   private stopping = false;
   private shownProblems = '';
+  /** The `pi` settings last handed to the server (initialize or workspace/configuration). */
+  lastSettings: unknown;
   private readonly disposables: vscode.Disposable[] = [];
   readonly serverLog = vscode.window.createOutputChannel('Pi Server');
 
@@ -85,6 +87,7 @@ export class PiClient implements vscode.Disposable {
       return false;
     }
     const { settings } = await this.settings();
+    this.lastSettings = settings;
     const args = readSetting('server.args', true);
     const env = serverEnvironment(process.env, settings, await this.context.secrets.get(SECRET_KEY));
     const serverOptions: ServerOptions = {
@@ -113,6 +116,7 @@ export class PiClient implements vscode.Disposable {
               return answers;
             }
             const pi = (await this.settings()).settings;
+            this.lastSettings = pi;
             return params.items.map((item, i) => (item.section === 'pi' ? pi : answers[i]));
           },
         },
