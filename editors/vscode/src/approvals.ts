@@ -89,7 +89,6 @@ export class ApprovalPrompts implements vscode.Disposable {
       };
       this.pending.set(request.approvalId, entry);
       this.transcript.changes(this.transcript.model.requestApproval(request));
-      this.transcript.log(`? approval asked: ${request.title}`);
       this.updateItem();
       void this.reveal();
       void vscode.window.withProgress({
@@ -122,13 +121,7 @@ export class ApprovalPrompts implements vscode.Disposable {
     if (typeof approvalId !== 'string') {
       return;
     }
-    const changed = this.transcript.model.withdrawn(params);
-    this.transcript.changes(changed);
-    for (const e of changed) {
-      if (e.kind === 'approval' && e.outcome) {
-        this.transcript.log(`${e.title}: ${e.outcome}`);
-      }
-    }
+    this.transcript.changes(this.transcript.model.withdrawn(params));
     this.pending.get(approvalId)?.resolve({ action: 'deny', reason: 'withdrawn' });
   }
 

@@ -106,14 +106,16 @@ function toolHtml(entry: ToolEntry): string {
   const diff = entry.diff && entry.state === 'done' ? diffHtml(entry.diff) : '';
   const error = entry.state === 'error' && entry.result ? `<pre class="error-result">${escapeHtml(lastLines(entry.result, 12))}</pre>` : '';
   return `<div class="entry tool ${entry.state}" data-id="${entry.id}" data-tool="${escapeHtml(entry.name)}" data-state="${entry.state}">`
-    + `<details>${summary}<div class="body">${args}${result}</div></details>${live}${diff}${error}</div>`;
+    + `<details>${summary}<div class="body">${args}${result}</div></details>`
+    + `${entry.approval ? approvalHtml(entry.approval, false) : ''}${live}${diff}${error}</div>`;
 }
 
-function approvalHtml(entry: ApprovalEntry): string {
+/** An approval card; `own` when it is an entry of its own (then it carries `data-id`). */
+function approvalHtml(entry: ApprovalEntry, own = true): string {
   const cls = entry.pending ? 'pending' : entry.denied ? 'denied' : 'allowed';
   const head = entry.pending
-    ? `<div class="approval-head">⏸ Pi is waiting for your approval: <strong>${escapeHtml(entry.title)}</strong></div>`
-    : `<div class="approval-head">${entry.denied ? '⛔' : '✔'} Approval: <strong>${escapeHtml(entry.title)}</strong></div>`;
+    ? `<div class="approval-head">⚠ Pi is waiting for your approval: <strong>${escapeHtml(entry.title)}</strong></div>`
+    : `<div class="approval-head">${entry.denied ? '✗' : '✔'} Approval: <strong>${escapeHtml(entry.title)}</strong></div>`;
   const message = entry.pending && entry.message ? `<pre class="approval-message">${escapeHtml(entry.message)}</pre>` : '';
   const buttons = entry.pending && entry.actions.length > 0
     ? `<div class="actions">${entry.actions.map((a) => {
@@ -122,7 +124,7 @@ function approvalHtml(entry: ApprovalEntry): string {
         + ` data-action="${escapeHtml(a.id)}"${primary ? ' data-default="true"' : ''}>${escapeHtml(a.title)}</button>`;
     }).join('')}</div>` : '';
   const outcome = entry.outcome ? `<div class="outcome">${escapeHtml(entry.outcome)}</div>` : '';
-  return `<div class="entry approval ${cls}" data-id="${entry.id}" data-approval-id="${escapeHtml(entry.approvalId)}">`
+  return `<div class="${own ? 'entry ' : ''}approval ${cls}"${own ? ` data-id="${entry.id}"` : ''} data-approval-id="${escapeHtml(entry.approvalId)}">`
     + `${head}${message}${buttons}${outcome}</div>`;
 }
 

@@ -54,6 +54,8 @@ export interface ToolEntry extends Base {
   result?: string;
   /** `details.diff` (Pi's numbered display diff) or `details.patch` of an edit. */
   diff?: string;
+  /** The approval asked for this call, shown inside the call's entry (above its result). */
+  approval?: ApprovalEntry;
 }
 export interface ApprovalEntry extends Base {
   kind: 'approval';
@@ -83,6 +85,9 @@ export class TranscriptModel {
   private next = 0;
   /** The assistant entry that streamed text goes to; reset at each `message_end`. */
   private open: AssistantEntry | undefined;
+  private readonly approvals = new Map<string, ApprovalEntry>();
+  /** Tool entries that show an approval, by approval id. */
+  private readonly hosts = new Map<string, ToolEntry>();
 
   /** Apply one `pi/event` params object `{sessionId, event}`; the entries that changed. */
   event(params: unknown): Entry[] {
@@ -144,9 +149,8 @@ export class TranscriptModel {
 
   /** A `pi/requestApproval` arrived: the approval entry gets its buttons. */
   requestApproval(request: ApprovalRequest): Entry[] {
-    const entry = this.approval(request.approvalId) ?? this.add<ApprovalEntry>({
-      kind: 'approval', approvalId: request.approvalId, toolCallId: request.toolCallId, toolName: request.toolName,
-      title: request.title, actions: [], defaultAction: null, pending: true,
+    const entry = this.approval(request.approvalId) ?? this.newApproval({
+      approvalId: request.approvalId, toolCallId: request.toolCallId, toolName: request.toolName, title: request.title,
     });
     if (entry.outcome === undefined) {
       Object.assign(entry, {
@@ -154,7 +158,7 @@ export class TranscriptModel {
         defaultAction: request.defaultAction, timeoutMs: request.timeoutMs, pending: true,
       });
     }
-    return [entry];
+    return [this.host(entry)];
   }
 
   /** The user answered in the view or the notification (or dismissed it: `deny`). */
@@ -163,7 +167,8 @@ export class TranscriptModel {
     if (!entry || !entry.pending) {
       return [];
     }
-    return [settle(entry, answerText(action), action === 'deny')];
+    settle(entry, answerText(action), action === 'deny');
+    return [this.host(entry)];
   }
 
   /** `pi/approvalWithdrawn {approvalId, reason, decision}`: the buttons go, the reason stays. */
@@ -175,12 +180,13 @@ export class TranscriptModel {
     if (!entry) {
       return [];
     }
-    return [settle(entry, withdrawnText(str(params.reason, 'cancelled'), entry.timeoutMs), true)];
+    settle(entry, withdrawnText(str(params.reason, 'cancelled'), entry.timeoutMs), true);
+    return [this.host(entry)];
   }
 
   /** Approvals still waiting for the user. */
   pendingApprovals(): ApprovalEntry[] {
-    return this.entries.filter((e): e is ApprovalEntry => e.kind === 'approval' && e.pending);
+    return [...this.approvals.values()].filter((a) => a.pending);
   }
 
   private delta(delta: unknown): Entry[] {
@@ -234,10 +240,8 @@ export class TranscriptModel {
     const title = typeof event.title === 'string' ? event.title
       : `${toolName}: ${str(event.scope)}${event.reason ? ` (${str(event.reason)})` : ''}`;
     this.open = undefined;
-    return [this.add<ApprovalEntry>({
-      kind: 'approval', approvalId: approvalId ?? `event-${this.next}`, toolCallId: str(event.toolCallId), toolName,
-      title, actions: [], defaultAction: null, pending: true,
-    })];
+    const entry = this.newApproval({ approvalId: approvalId ?? `event-${this.next}`, toolCallId: str(event.toolCallId), toolName, title });
+    return [this.host(entry)];
   }
 
   private approvalResolved(event: Event): Entry[] {
@@ -262,7 +266,28 @@ export class TranscriptModel {
     entry.actions = [];
     entry.outcome = text;
     entry.denied = deny;
-    return [entry];
+    return [this.host(entry)];
+  }
+
+  /** A new approval: inside the running tool call it is about, else an entry of its own. */
+  private newApproval(fields: Pick<ApprovalEntry, 'approvalId' | 'toolCallId' | 'toolName' | 'title'>): ApprovalEntry {
+    const tool = this.tool(fields.toolCallId);
+    const base = { kind: 'approval' as const, actions: [], defaultAction: null, pending: true, ...fields };
+    let entry: ApprovalEntry;
+    if (tool && !tool.approval) {
+      entry = { id: `e${this.next++}`, ...base };
+      tool.approval = entry;
+      this.hosts.set(entry.approvalId, tool);
+    } else {
+      entry = this.add<ApprovalEntry>(base);
+    }
+    this.approvals.set(entry.approvalId, entry);
+    return entry;
+  }
+
+  /** The entry that shows `approval`: its tool call's, or itself. */
+  private host(approval: ApprovalEntry): Entry {
+    return this.hosts.get(approval.approvalId) ?? approval;
   }
 
   private add<T extends Entry>(fields: Omit<T, 'id'>): T {
@@ -285,7 +310,7 @@ export class TranscriptModel {
   }
 
   private approval(approvalId: string): ApprovalEntry | undefined {
-    return this.entries.find((e): e is ApprovalEntry => e.kind === 'approval' && e.approvalId === approvalId);
+    return this.approvals.get(approvalId);
   }
 }
 

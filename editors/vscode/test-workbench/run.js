@@ -1,14 +1,25 @@
 // The real-workbench test of the Pi extension: code-server (VS Code 1.100.3) in headless Chromium,
-// driven by playwright-core through the UI (command palette, input box, keyboard).
+// driven by playwright-core through the UI (quick open, command palette, the Pi view's webview, keyboard).
 //
 // Flow: install the packed .vsix into a fresh extensions dir; start code-server on a copy of
 // ./workspace with the user settings pointing Pi at PI_LSP_SERVER and PI_BASE_URL (a pi-lsp replay
-// of ./session.jsonl); open greeting.py; run "Pi: Prompt"; wait for the run to end; then assert
-// through the extension's test-only command "Pi: Report State (test only)" (it writes JSON to
-// $PI_VSCODE_TEST_STATE), never by scraping the page:
-//   the open document changed through the agent's edit and was saved (disk matches), the unopened
-//   NOTES.md was edited and saved, the transcript holds the tool calls, and ONE undo reverts
-//   greeting.py's buffer (disk keeps the saved edit).
+// of ./session.jsonl); open greeting.py (the extension is not active yet: no Pi status item); open
+// the Pi view ("Pi: Focus on Transcript View", which activates it).
+//   Prompt 1, typed in the view's prompt box: read, two edits, then a bash command that is not
+//   read-only. Its approval shows in the view (three buttons, none preselected), in the status bar
+//   and in a notification; the test clicks "Allow once"; the command's output shows live while it
+//   waits for go.flag; the test creates go.flag. Then the view's DOM: one readable line per tool
+//   call, the edit as a diff with - and + lines, a line that expands to arguments and result, the
+//   approval's answer, the Markdown of the reply, "Done"; a screenshot (transcript.png) checked for
+//   those elements being on screen (not pixels).
+//   Prompt 2, after "pi.approvals": {"timeoutSeconds": 2} is saved in settings.json: nobody answers
+//   `rm -rf build`; the daemon withdraws the approval: its buttons are gone, the view says "Approval
+//   timed out after 2 s: denied", the status item and the notification are gone, build/ survives;
+//   the failing edit is marked as an error; screenshot timeout.png.
+// Documents and the log are checked through the extension's test-only command "Pi: Report State
+// (test only)" (it writes JSON to $PI_VSCODE_TEST_STATE): the open document changed through the
+// agent's edit and was saved (disk matches), the unopened NOTES.md was edited and saved, and ONE undo
+// reverts greeting.py's buffer (disk keeps the saved edit).
 // Time-bounded (E2E_TIMEOUT_MS, default 180000). On failure: prints what it saw (checks, last state,
 // code-server log tail) and keeps a screenshot at $E2E_DIR/failure.png. Exit 0 = all checks passed.
 //
@@ -299,7 +310,7 @@ function writeSettings(extra) {
  * Change user settings: the new settings.json is written, then opened with "Preferences: Open User
  * Settings (JSON)" and saved from the editor (a space added at the end), because the workbench
  * applies a save of its own at once while a change on disk waits for a file watcher. The tab is
- * closed again, so greeting.py is the active editor as before.
+ * closed again and greeting.py made the active editor as before.
  */
 async function editUserSettings(extra) {
   const file = path.join(UD, 'User', 'settings.json');
@@ -310,11 +321,19 @@ async function editUserSettings(extra) {
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+End');
   await page.keyboard.insertText(' ');
-  await page.keyboard.press('Control+S');
-  await waitUntil('settings.json saved from the editor', () => fs.readFileSync(file, 'utf8').endsWith(' '), 10000, 100);
+  const tab = page.locator('.tab.active', { hasText: 'settings.json' });
+  await waitUntil('settings.json saved from the editor', async () => {
+    if (!fs.readFileSync(file, 'utf8').endsWith(' ') || (await tab.getAttribute('class')).includes('dirty')) {
+      await page.keyboard.press('Control+S');
+      return false;
+    }
+    return true;
+  }, 15000, 500);
   check('settings.json is still the JSON the test wrote', JSON.stringify(JSON.parse(fs.readFileSync(file, 'utf8'))) === JSON.stringify(settings),
     fs.readFileSync(file, 'utf8'));
   await page.keyboard.press('Control+W');
+  await page.locator('.tab', { hasText: 'settings.json' }).waitFor({ state: 'detached', timeout: 10000 });
+  await pick('greeting.py', 'greeting.py');
   await page.locator('.tab.active', { hasText: 'greeting.py' }).waitFor({ timeout: 10000 });
 }
 

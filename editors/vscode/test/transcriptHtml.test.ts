@@ -76,3 +76,11 @@ test('diffHtml knows patches too; escapeHtml escapes the five characters', () =>
     '<pre class="diff"><span class="file">--- a</span>\n<span class="file">+++ a</span>\n<span class="hunk">@@ -1 +1 @@</span>\n<span class="del">-x</span>\n<span class="add">+y</span></pre>');
   assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
 });
+
+test('an approval inside its tool call comes before the call\'s result', () => {
+  const html = entryHtml(tool({ state: 'error', result: 'needs the user\'s approval and was not run',
+    approval: approval({ pending: false, actions: [], outcome: 'Approval timed out after 2 s: denied', denied: true }) }));
+  const card = html.indexOf('class="approval denied"');
+  assert.ok(card > html.indexOf('</details>') && card < html.indexOf('error-result'), html);
+  assert.equal((html.match(/data-id=/g) ?? []).length, 1, 'only the entry itself carries data-id');
+});

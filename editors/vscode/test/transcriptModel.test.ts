@@ -106,3 +106,16 @@ test('bounded: the live tail keeps the end; malformed events change nothing', ()
   }
   assert.equal(m.entries.length, 1);
 });
+
+test('an approval of a running tool call shows inside that call, above its result', () => {
+  const m = new TranscriptModel();
+  m.event(ev({ type: 'tool_execution_start', toolCallId: 'c9', toolName: 'bash', args: { command: 'rm -rf build' } }));
+  const [host] = m.event(ev({ type: 'approval_requested', approvalId: 'a1', toolCallId: 'c9', toolName: 'bash', title: 'Run bash: rm -rf build' })) as ToolEntry[];
+  assert.equal(host.kind, 'tool');
+  assert.equal(m.requestApproval(request())[0], host, 'the request updates the same call');
+  assert.equal(host.approval!.actions.length, 3);
+  assert.deepEqual(m.pendingApprovals().map((a) => a.approvalId), ['a1']);
+  assert.equal(m.withdrawn({ approvalId: 'a1', reason: 'timeout' })[0], host);
+  assert.equal(host.approval!.outcome, 'Approval timed out after 2 s: denied');
+  assert.deepEqual(m.entries.map((e) => e.kind), ['tool'], 'no separate entry');
+});
