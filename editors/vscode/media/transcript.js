@@ -38,8 +38,15 @@
     if (follow) window.scrollTo(0, document.body.scrollHeight);
   }
 
-  function setRunning(running) {
+  const send = document.getElementById('send');
+  let running = false;
+
+  // While a run is active the box keeps what is typed and Send waits: one prompt runs at a time.
+  // (Pi's steer / follow-up messages would be sent here with another `delivery`.)
+  function setRunning(value) {
+    running = value;
     abort.hidden = !running;
+    send.disabled = running;
     document.body.classList.toggle('running', running);
   }
 
@@ -59,7 +66,7 @@
 
   function submit() {
     const text = prompt.value;
-    if (text.trim() === '') return;
+    if (text.trim() === '' || running) return;
     vscode.postMessage({ type: 'submit', text, delivery: 'prompt' });
     prompt.value = '';
   }

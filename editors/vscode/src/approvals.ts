@@ -93,7 +93,7 @@ export class ApprovalPrompts implements vscode.Disposable {
       void this.reveal();
       void vscode.window.withProgress({
         location: vscode.ProgressLocation.Notification,
-        title: `Pi is waiting for your approval: ${request.title}. Answer in the Pi view.`,
+        title: `Pi is waiting for your approval: ${request.title}. Answer in the Pi view (Cancel denies).`,
         cancellable: true,
       }, (_progress, token) => new Promise<void>((done) => {
         closeNotification = done;

@@ -7,8 +7,8 @@
 // the Pi view ("Pi: Focus on Transcript View", which activates it).
 //   Prompt 1, typed in the view's prompt box: read, two edits, then a bash command that is not
 //   read-only. Its approval shows in the view (three buttons, none preselected), in the status bar
-//   and in a notification; the test clicks "Allow once"; the command's output shows live while it
-//   waits for go.flag; the test creates go.flag. Then the view's DOM: one readable line per tool
+//   and in a notification (screenshot approval.png); the test clicks "Allow once"; the command's
+//   output shows live while it waits for go.flag; the test creates go.flag. Then the view's DOM: one readable line per tool
 //   call, the edit as a diff with - and + lines, a line that expands to arguments and result, the
 //   approval's answer, the Markdown of the reply, "Done"; a screenshot (transcript.png) checked for
 //   those elements being on screen (not pixels).
@@ -180,6 +180,7 @@ async function main() {
     check('the approval card names the command', (await card.textContent()).includes('while [ ! -f go.flag ]'), await card.textContent());
     check('the status bar says Pi is waiting for approval', await statusWaiting().count() === 1);
     check('a notification says Pi is waiting for approval', await approvalToast().count() === 1);
+    await shoot('approval.png', [card, card.locator('button', { hasText: /^Deny$/ }), statusWaiting(), approvalToast()]);
     await card.locator('button', { hasText: /^Allow once$/ }).click();
 
     // The command runs: its output shows live while it waits for go.flag.
