@@ -5,8 +5,8 @@
 // ./workspace with the user settings pointing Pi at PI_LSP_SERVER and PI_BASE_URL (a pi-lsp replay
 // of ./session.jsonl); open greeting.py (the extension is not active yet: no Pi status item); open
 // the Pi view ("Pi: Focus on Transcript View", which activates it).
-//   Prompt 1, typed in the view's prompt box: read, two edits, then a bash command that is not
-//   read-only. Its approval shows in the view (three buttons, none preselected), in the status bar
+//   Prompt 1, typed in the view's prompt box: read, two edits, `rm -rf build` (dismissed with the
+//   notification's Cancel: denied at once), then a bash command that is not read-only. Its approval shows in the view (three buttons, none preselected), in the status bar
 //   and in a notification (screenshot approval.png); the test clicks "Allow once"; the command's
 //   output shows live while it waits for go.flag; the test creates go.flag. Then the view's DOM: one readable line per tool
 //   call, the edit as a diff with - and + lines, a line that expands to arguments and result, the
@@ -119,6 +119,8 @@ const doc = (state, name) => state.documents.find((d) => path.basename(d.path) =
 async function main() {
   for (const d of [WS, EXT, UD]) { fs.rmSync(d, { recursive: true, force: true }); fs.mkdirSync(d, { recursive: true }); }
   fs.cpSync(path.join(__dirname, 'workspace'), WS, { recursive: true });
+  fs.mkdirSync(path.join(WS, 'build'), { recursive: true });
+  fs.writeFileSync(path.join(WS, 'build', 'keep.txt'), 'must survive both denials\n');
   fs.mkdirSync(path.join(UD, 'User'), { recursive: true });
   writeSettings({});
 
@@ -170,9 +172,19 @@ async function main() {
     await view.locator('#prompt').fill(PROMPT);
     await view.locator('#prompt').press('Enter');
 
-    // The bash call is not read-only: its approval shows in the view, the status bar and a notification.
+    // `rm -rf build` is asked about: the notification's Cancel dismisses the question, which is Deny, at once.
     const card = view.locator('.approval.pending');
     await card.waitFor({ timeout: 60000 });
+    check('the first question is about rm -rf build', (await card.textContent()).includes('rm -rf build'), await card.textContent());
+    await approvalToast().locator('.monaco-button', { hasText: 'Cancel' }).click();
+    const dismissed = view.locator('.approval.denied').first();
+    await dismissed.waitFor({ timeout: 30000 });
+    check('Cancel in the notification denied it', (await dismissed.locator('.outcome').textContent()) === 'Denied'
+      && await dismissed.locator('button').count() === 0, await dismissed.textContent());
+
+    // The next bash call is not read-only either: its approval shows in the view, the status bar and a notification.
+    await waitUntil('the second question', async () => (await card.count()) === 1
+      && (await card.textContent()).includes('go.flag'), 60000, 200);
     const buttons = await card.locator('button').allTextContents();
     check('the approval card offers Allow once / Allow for this session / Deny',
       JSON.stringify(buttons) === JSON.stringify(['Allow once', 'Allow for this session', 'Deny']), buttons);
@@ -185,9 +197,8 @@ async function main() {
 
     // The command runs: its output shows live while it waits for go.flag.
     const live = view.locator('.tool.running .live-tail');
-    await waitUntil('the live output of the running command', async () => (await live.count()) > 0
-      && (await live.first().textContent()).includes('started'), 30000, 200);
-    check('the running command\'s output shows live', true);
+    check('the running command\'s output shows live', await waitUntil('the live output of the running command',
+      async () => (await live.count()) > 0 && (await live.first().textContent()).includes('started'), 30000, 200).catch(() => false));
     check('after the answer the status item and the notification are gone',
       await statusWaiting().count() === 0 && await approvalToast().count() === 0,
       [await statusWaiting().count(), await approvalToast().count()]);
@@ -196,18 +207,19 @@ async function main() {
 
     const lines = await view.locator('.tool .tool-line').allTextContents();
     check('each tool call is one readable line', JSON.stringify(lines) === JSON.stringify(
-      ['read greeting.py', 'edit greeting.py', 'edit NOTES.md', 'bash echo started; while [ ! -f go.flag ]; do sleep 0.1; done; echo finished']), lines);
+      ['read greeting.py', 'edit greeting.py', 'edit NOTES.md', 'bash rm -rf build', 'bash echo started; while [ ! -f go.flag ]; do sleep 0.1; done; echo finished']), lines);
     const diff = view.locator('.tool[data-tool="edit"] .diff').first();
     const added = await diff.locator('.add').allTextContents();
     const removed = await diff.locator('.del').allTextContents();
     check('the edit shows as a diff with - and + lines',
       removed.some((l) => /^-\s*\d+\s+return "Hello, " \+ name$/.test(l)) && added.some((l) => /^\+\s*\d+\s+return "Hello, " \+ name \+ "!"$/.test(l)),
       { added, removed });
-    const bashTool = view.locator('.tool[data-tool="bash"]');
+    const bashTool = view.locator('.tool[data-tool="bash"]').nth(1);
     await bashTool.locator('summary').click();
     check('a tool line expands to its arguments and result',
       (await bashTool.locator('.args').textContent()).includes('go.flag') && (await bashTool.locator('.result').textContent()).includes('finished'),
       await bashTool.textContent());
+    await bashTool.locator('summary').click(); // folded again, so the screenshot below has room
     check('the answered approval stays in the transcript with its answer',
       (await view.locator('.approval.allowed .outcome').allTextContents()).join() === 'Allowed once');
     check('the assistant\'s Markdown is rendered', await view.locator('.assistant strong', { hasText: 'an exclamation mark' }).count() === 1
@@ -231,15 +243,13 @@ async function main() {
       fs.readFileSync(path.join(WS, 'NOTES.md'), 'utf8') === NOTES_EXPECTED && (!n || !n.isDirty),
       [fs.readFileSync(path.join(WS, 'NOTES.md'), 'utf8'), n]);
     const calls = done.toolCalls.map((c) => `${c.name}:${c.status}`);
-    check('the tool calls ran: read, edit, edit, bash', JSON.stringify(calls) === JSON.stringify(['read:done', 'edit:done', 'edit:done', 'bash:done']), calls);
+    check('the tool calls ran: read, edit, edit, bash (denied), bash', JSON.stringify(calls) === JSON.stringify(['read:done', 'edit:done', 'edit:done', 'bash:error', 'bash:done']), calls);
     for (const line of ['▶ read {"path":"greeting.py"}', '✔ edit', 'Successfully replaced 1 block(s) in greeting.py.',
       '💾 saved greeting.py', '✔ approval allowed (by user): bash', '── Pi run done ──']) {
       check(`the log holds "${line}"`, done.transcript.includes(line), done.transcript);
     }
 
     // Prompt 2: approvals time out after 2 s; nobody answers; the daemon withdraws the approval.
-    fs.mkdirSync(path.join(WS, 'build'), { recursive: true });
-    fs.writeFileSync(path.join(WS, 'build', 'keep.txt'), 'must survive\n');
     await editUserSettings({ 'pi.approvals': { timeoutSeconds: 2 } });
     await waitUntil('the server to get approvals.timeoutSeconds = 2', async () => {
       const s = await reportState();
@@ -248,7 +258,7 @@ async function main() {
     await view.locator('#prompt').fill(PROMPT2);
     await view.locator('#prompt').press('Enter');
     await waitUntil('the second run to end', async () => (await view.locator('.end').count()) === 2, 60000, 300);
-    const withdrawn = view.locator('.approval').nth(1);
+    const withdrawn = view.locator('.approval').last();
     check('the withdrawn approval has no buttons left', await withdrawn.locator('button').count() === 0, await withdrawn.innerHTML());
     check('the view says the approval timed out and was denied',
       (await withdrawn.locator('.outcome').textContent()) === 'Approval timed out after 2 s: denied' && (await withdrawn.getAttribute('class')).includes('denied'),
@@ -256,7 +266,7 @@ async function main() {
     check('the status item and the notification are gone after the timeout',
       await statusWaiting().count() === 0 && await approvalToast().count() === 0,
       [await statusWaiting().count(), await approvalToast().count()]);
-    const denied = view.locator('.tool.error[data-tool="bash"]');
+    const denied = view.locator('.tool.error[data-tool="bash"]').last();
     check('the denied command is marked as an error that says why', await denied.count() === 1
       && (await denied.locator('.error-result').textContent()).includes("needs the user's approval and was not run"),
       await denied.count() && await denied.textContent());
@@ -266,7 +276,7 @@ async function main() {
       await failed.count() && await failed.textContent());
     check('the second run ends Done', (await view.locator('.end').nth(1).textContent()).trim() === '✔ Done');
     const second = await reportState();
-    check('the denied `rm -rf build` did not run', fs.existsSync(path.join(WS, 'build', 'keep.txt')));
+    check('neither denied `rm -rf build` ran', fs.existsSync(path.join(WS, 'build', 'keep.txt')));
     check('nothing waits for approval any more', second && second.pendingApprovals.length === 0, second && second.pendingApprovals);
     await shoot('timeout.png', [withdrawn, failed, view.locator('.end').nth(1)]);
 
