@@ -125,6 +125,14 @@ export class ApprovalPrompts implements vscode.Disposable {
     this.pending.get(approvalId)?.resolve({ action: 'deny', reason: 'withdrawn' });
   }
 
+  /**
+   * A `pi/event` `approval_resolved` arrived: the server decided, so any prompt still open for it
+   * closes (normally `pi/approvalWithdrawn` or the user's answer closed it already).
+   */
+  serverResolved(approvalId: string): void {
+    this.pending.get(approvalId)?.resolve({ action: 'deny', reason: 'already decided by the server' });
+  }
+
   /** Deny every pending approval (the server stopped). */
   denyAll(reason: string): void {
     for (const [approvalId, entry] of [...this.pending]) {

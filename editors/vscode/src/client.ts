@@ -124,7 +124,13 @@ export class PiClient implements vscode.Disposable {
     };
     const client = new LanguageClient('pi', 'Pi', serverOptions, clientOptions);
     client.registerFeature(new PiCapabilitiesFeature());
-    client.onNotification('pi/event', (params) => this.transcript.event(params));
+    client.onNotification('pi/event', (params) => {
+      this.transcript.event(params);
+      const event = params?.event;
+      if (event?.type === 'approval_resolved' && typeof event.approvalId === 'string') {
+        this.approvals.serverResolved(event.approvalId);
+      }
+    });
     client.onRequest('pi/saveDocuments', (params) => saveDocuments(params, (line) => this.transcript.note(line)));
     client.onRequest('pi/reloadDocuments', (params) => reloadDocuments(params));
     client.onRequest('pi/requestApproval', (params) => this.approvals.request(params));

@@ -12,7 +12,9 @@
 //   call, the edit as a diff with - and + lines, a line that expands to arguments and result, the
 //   approval's answer, the Markdown of the reply, "Done"; a screenshot (transcript.png) checked for
 //   those elements being on screen (not pixels).
-//   Prompt 2, after "pi.approvals": {"timeoutSeconds": 2} is saved in settings.json: nobody answers
+//   Prompt 2: Abort in the view while its approval is pending: the approval is withdrawn (no
+//   buttons, "the run was aborted: denied"), the run ends "Aborted".
+//   Prompt 3, after "pi.approvals": {"timeoutSeconds": 2} is saved in settings.json: nobody answers
 //   `rm -rf build`; the daemon withdraws the approval: its buttons are gone, the view says "Approval
 //   timed out after 2 s: denied", the status item and the notification are gone, build/ survives;
 //   the failing edit is marked as an error; screenshot timeout.png.
@@ -53,7 +55,8 @@ const ORIGINAL = fs.readFileSync(path.join(__dirname, 'workspace', 'greeting.py'
 const EXPECTED = ORIGINAL.replace('return "Hello, " + name', 'return "Hello, " + name + "!"');
 const NOTES_EXPECTED = '# Notes\n\n## Changes\n\n- greet() ends with an exclamation mark.\n';
 const PROMPT = 'Make greet() end with an exclamation mark, note it in NOTES.md and run the check.';
-const PROMPT2 = 'Clean up the build folder.';
+const PROMPT2 = 'Install the dependencies.';
+const PROMPT3 = 'Clean up the build folder.';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const checks = [];
@@ -199,6 +202,7 @@ async function main() {
     const live = view.locator('.tool.running .live-tail');
     check('the running command\'s output shows live', await waitUntil('the live output of the running command',
       async () => (await live.count()) > 0 && (await live.first().textContent()).includes('started'), 30000, 200).catch(() => false));
+    await waitUntil('the notification to close', async () => (await approvalToast().count()) === 0, 10000, 200).catch(() => {});
     check('after the answer the status item and the notification are gone',
       await statusWaiting().count() === 0 && await approvalToast().count() === 0,
       [await statusWaiting().count(), await approvalToast().count()]);
@@ -249,20 +253,40 @@ async function main() {
       check(`the log holds "${line}"`, done.transcript.includes(line), done.transcript);
     }
 
-    // Prompt 2: approvals time out after 2 s; nobody answers; the daemon withdraws the approval.
+    // Prompt 2: while its approval is pending, the user presses Abort in the view: the daemon withdraws it.
+    await view.locator('#prompt').fill(PROMPT2);
+    await view.locator('#prompt').press('Enter');
+    await waitUntil('the question about pip', async () => (await card.count()) === 1
+      && (await card.textContent()).includes('pip install'), 60000, 200);
+    await view.locator('#abort').click();
+    await waitUntil('the second run to end', async () => (await view.locator('.end').count()) === 2, 60000, 300);
+    const aborted = view.locator('.approval').last();
+    check('Abort withdraws the approval: no buttons, the view says why',
+      await aborted.locator('button').count() === 0
+      && (await aborted.locator('.outcome').textContent()) === 'Approval withdrawn, the run was aborted: denied',
+      await aborted.textContent());
+    check('the aborted run ends Aborted', (await view.locator('.end').nth(1).textContent()).trim().startsWith('■ Aborted')
+      && await view.locator('.end').nth(1).getAttribute('data-state') === 'aborted', await view.locator('.end').nth(1).textContent());
+    await waitUntil('the notification to close', async () => (await approvalToast().count()) === 0, 10000, 200).catch(() => {});
+    check('after the abort the status item, the notification and the Abort button are gone',
+      await statusWaiting().count() === 0 && await approvalToast().count() === 0 && await view.locator('#abort').isHidden(),
+      [await statusWaiting().count(), await approvalToast().count()]);
+
+    // Prompt 3: approvals time out after 2 s; nobody answers; the daemon withdraws the approval.
     await editUserSettings({ 'pi.approvals': { timeoutSeconds: 2 } });
     await waitUntil('the server to get approvals.timeoutSeconds = 2', async () => {
       const s = await reportState();
       return s && s.lastSettings && s.lastSettings.approvals && s.lastSettings.approvals.timeoutSeconds === 2;
     }, 30000, 500);
-    await view.locator('#prompt').fill(PROMPT2);
+    await view.locator('#prompt').fill(PROMPT3);
     await view.locator('#prompt').press('Enter');
-    await waitUntil('the second run to end', async () => (await view.locator('.end').count()) === 2, 60000, 300);
+    await waitUntil('the third run to end', async () => (await view.locator('.end').count()) === 3, 60000, 300);
     const withdrawn = view.locator('.approval').last();
     check('the withdrawn approval has no buttons left', await withdrawn.locator('button').count() === 0, await withdrawn.innerHTML());
     check('the view says the approval timed out and was denied',
       (await withdrawn.locator('.outcome').textContent()) === 'Approval timed out after 2 s: denied' && (await withdrawn.getAttribute('class')).includes('denied'),
       await withdrawn.textContent());
+    await waitUntil('the notification to close', async () => (await approvalToast().count()) === 0, 10000, 200).catch(() => {});
     check('the status item and the notification are gone after the timeout',
       await statusWaiting().count() === 0 && await approvalToast().count() === 0,
       [await statusWaiting().count(), await approvalToast().count()]);
@@ -274,11 +298,11 @@ async function main() {
     check('the failed edit is marked as an error', await failed.count() === 1
       && (await failed.locator('.state').textContent()) === 'failed' && (await failed.locator('.error-result').textContent()).includes('Could not find'),
       await failed.count() && await failed.textContent());
-    check('the second run ends Done', (await view.locator('.end').nth(1).textContent()).trim() === '✔ Done');
+    check('the third run ends Done', (await view.locator('.end').nth(2).textContent()).trim() === '✔ Done');
     const second = await reportState();
     check('neither denied `rm -rf build` ran', fs.existsSync(path.join(WS, 'build', 'keep.txt')));
     check('nothing waits for approval any more', second && second.pendingApprovals.length === 0, second && second.pendingApprovals);
-    await shoot('timeout.png', [withdrawn, failed, view.locator('.end').nth(1)]);
+    await shoot('timeout.png', [withdrawn, failed, view.locator('.end').nth(2)]);
 
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+Z');
