@@ -17,7 +17,8 @@
  * request is then answered with deny (the server ignores a late answer anyway).
  */
 import * as vscode from 'vscode';
-import { ApprovalActionId, ApprovalRequest } from './transcriptModel';
+import { parseApprovalRequest } from './approvalRequest';
+import { ApprovalActionId } from './transcriptModel';
 import { Transcript } from './transcript';
 
 export interface ApprovalResult {
@@ -29,28 +30,6 @@ interface Pending {
   resolve(result: ApprovalResult): void;
   /** Closes the notification. */
   close(): void;
-}
-
-const ACTION_IDS: readonly string[] = ['allowOnce', 'allowSession', 'deny'];
-
-/** `params` if it is a well-formed `pi/requestApproval` params object, else `undefined`. */
-export function parseApprovalRequest(params: unknown): ApprovalRequest | undefined {
-  if (typeof params !== 'object' || params === null) {
-    return undefined;
-  }
-  const p = params as Record<string, unknown>;
-  const strings = ['approvalId', 'sessionId', 'toolCallId', 'toolName', 'title', 'message'];
-  if (!strings.every((k) => typeof p[k] === 'string') || typeof p.timeoutMs !== 'number' || !Array.isArray(p.actions)) {
-    return undefined;
-  }
-  const actions = p.actions.filter((a): a is { id: ApprovalActionId; title: string } =>
-    typeof a === 'object' && a !== null && ACTION_IDS.includes((a as any).id) && typeof (a as any).title === 'string');
-  if (actions.length === 0) {
-    return undefined;
-  }
-  const defaultAction = typeof p.defaultAction === 'string' && ACTION_IDS.includes(p.defaultAction)
-    ? p.defaultAction as ApprovalActionId : null;
-  return { ...(p as unknown as ApprovalRequest), actions: actions.map(({ id, title }) => ({ id, title })), defaultAction };
 }
 
 export class ApprovalPrompts implements vscode.Disposable {
