@@ -4,6 +4,7 @@
 ``pi-lsp exec``: the headless tool pipeline on the filesystem (JSON Lines in, JSON Lines out).
 ``pi-lsp replay``: a loopback OpenAI-compatible server replaying a recorded session.
 ``pi-lsp demo``: the bundled end-to-end demo.
+``pi-lsp mcp``: pi-lsp's tools as an MCP server for other agents (through the editor's daemon).
 
 Each subcommand's module is imported only when it runs, so ``pi-lsp exec`` never imports pygls,
 lsprotocol or httpx and starts fast.
@@ -18,6 +19,7 @@ _SUBCOMMANDS = {
     "exec": "pi_lsp.exec.jsonl_host",
     "replay": "pi_lsp.llm.replay",
     "demo": "pi_lsp.demo.run",
+    "mcp": "pi_lsp.mcp.server",
     "serve": "pi_lsp.daemon.stdio_main",
 }
 

@@ -170,3 +170,15 @@ class Tool(Protocol):
         """Run with validated ``args`` (an ``args_model`` instance; before-hooks may have changed
         its attributes, without re-validation, as in Pi); raise :class:`ToolError` to fail."""
         ...
+
+
+def describe_tool(tool: Tool, active: bool) -> dict[str, Any]:
+    """A tool's listing entry: ``{name, label, description, parameters, active}`` (``parameters`` is
+    its JSON Schema in TypeBox shape); what ``pi/listTools`` and the MCP face show."""
+    return {
+        "name": tool.name,
+        "label": tool.label,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "active": active,
+    }

@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from pi_lsp.agent.tool import describe_tool
 from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
 
 logger = logging.getLogger(__name__)
@@ -222,15 +223,4 @@ def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:
 
     ``tools`` maps names to tools in registration order; ``active`` lists the active names.
     """
-    return {
-        "tools": [
-            {
-                "name": tool.name,
-                "label": tool.label,
-                "description": tool.description,
-                "parameters": tool.parameters,
-                "active": name in active,
-            }
-            for name, tool in tools.items()
-        ]
-    }
+    return {"tools": [describe_tool(tool, name in active) for name, tool in tools.items()]}

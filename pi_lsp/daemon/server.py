@@ -29,16 +29,20 @@ from pygls.uris import to_fs_path
 from pi_lsp import __version__
 from pi_lsp.daemon import rpc
 from pi_lsp.agent.session import SessionBusy
+from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
 from pi_lsp.daemon.approval_prompts import ApprovalPrompts
+from pi_lsp.daemon.client_log import CLIENT_LOG
 from pi_lsp.daemon.event_relay import EventRelay
+from pi_lsp.daemon.external_socket import ExternalHandlers, ExternalSocket
 from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
 from pi_lsp.daemon.session_journal import SessionJournal
 from pi_lsp.daemon.settings import Settings, parse_settings
 from pi_lsp.daemon.tool_host import ToolHost
+from pi_lsp.llm.types import ToolCall, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +77,8 @@ class PiLanguageServer(LanguageServer):
         self.agents = AgentSessions(self._send_event)
         self.policy: ApprovalPolicy | None = None
         self.prompts = ApprovalPrompts(self.protocol, lambda: self.features.approvals, self._send_event)
+        self.external_start: asyncio.Future[None] | None = None
+        self.external = ExternalSocket(ExternalHandlers(self._list_tools, self._execute_external))
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -110,12 +116,39 @@ class PiLanguageServer(LanguageServer):
         return len(signals)
 
     async def end_session(self) -> None:
-        """Abort running tool calls, end process groups, remove the temp folder. Idempotent."""
+        """Abort running tool calls, end process groups, remove the temp folder and the private
+        socket. Idempotent."""
         for signal in list(self.tool_signals.values()):
             signal.abort("the session ended")
+        CLIENT_LOG.disconnect()
+        await self.external.close()
         self.events.close()
         if self.host is not None:
             await self.host.close()
+
+    def _list_tools(self) -> dict[str, Any]:
+        pipeline = self.require_host().pipeline
+        return rpc.tools_listing(pipeline.tools, pipeline.active_names)
+
+    async def _execute_external(
+        self, call: ToolCall, signal: AbortSignal, progress: EventSink | None
+    ) -> ToolResultMessage:
+        """A tool call from another agent over the private socket: the session ``external``, like
+        ``pi/executeToolCall``, and stopped by ``pi/abort {sessionId: "external"}`` too."""
+        host = self.require_host()
+        key = object()
+        self.tool_signals[key] = signal
+        self.external_ids.add(key)
+        emit: EventSink = self.events
+        if progress is not None:
+            def emit(event: dict[str, Any]) -> None:
+                self.events(event)
+                progress(event)
+        try:
+            return await host.pipeline.execute(call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=emit)
+        finally:
+            self.tool_signals.pop(key, None)
+            self.external_ids.discard(key)
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         """``window/showMessage``: something the user must see (invalid settings)."""
@@ -232,6 +265,7 @@ def create_server() -> PiLanguageServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
+        CLIENT_LOG.connect(ls.protocol)  # from now on the log goes to the editor, not stderr
         ls.folders = _initial_folders(params)
         encoding = ls.protocol.workspace.position_encoding or "utf-16"
         ls.features = ClientFeatures.from_initialize(params, encoding)
@@ -243,6 +277,8 @@ def create_server() -> PiLanguageServer:
         problems += ls.host.apply_settings(ls.settings)
         problems += ls.install_policy(ls.host)
         ls.report_settings_problems(problems)
+        if ls.settings.external_socket:
+            ls.external_start = asyncio.ensure_future(ls.external.start(ls.folders, ls.features.client_name or ""))
         logger.info(
             "initialized for %s (%s), cwd %s", ls.features.client_name or "a client",
             ls.features.position_encoding, ls.folders[0],
@@ -270,6 +306,7 @@ def create_server() -> PiLanguageServer:
         ls.folders = folders or ls.folders
         if ls.host is not None:
             ls.host.set_folders(ls.folders)
+        ls.external.update(ls.folders, ls.features.client_name or "")
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: PiLanguageServer, params: Any) -> None:
@@ -280,6 +317,7 @@ def create_server() -> PiLanguageServer:
     def did_open(ls: PiLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
         ls.require_host().store.did_open(doc.uri, doc.text, doc.version)
+        ls.external.touch()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: PiLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -287,6 +325,7 @@ def create_server() -> PiLanguageServer:
         ls.require_host().store.did_change(
             doc.uri, doc.version, params.content_changes, ls.features.position_encoding
         )
+        ls.external.touch()
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: PiLanguageServer, params: types.DidSaveTextDocumentParams) -> None:

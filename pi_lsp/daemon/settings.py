@@ -67,6 +67,8 @@ class Settings(_Section):
     backoff_max_seconds: float = Field(30.0, ge=0)
     connect_timeout_seconds: float = Field(10.0, gt=0)
     read_timeout_seconds: float = Field(120.0, gt=0)
+    external_socket: bool = True
+    """Serve other local agents (``pi-lsp mcp``) on the private per-user socket (read at ``initialize``)."""
 
 
 _SECTIONS = {"edit", "bash", "approvals"}

@@ -2,8 +2,10 @@
 
 The protocol owns the process's stdin and stdout alone: both are duplicated for the transport, then
 fd 0 is pointed at ``/dev/null`` and fd 1 at stderr, so neither a stray ``print`` nor a child
-process can corrupt the stream or steal input. Logs go to stderr or ``--log-file``; pygls logs at
-WARNING unless ``-v``.
+process can corrupt the stream or steal input. Logs go to the client as ``window/logMessage`` while
+one is connected (:mod:`pi_lsp.daemon.client_log`), and to ``--log-file`` when given; stderr gets
+WARNING and above while no client is connected (everything with ``-v``), since editors show stderr
+as errors. pygls logs at WARNING unless ``-v``.
 
 The transport reads LSP base-protocol frames in a daemon thread (a blocked read never keeps the
 process alive) and answers what pygls would drop, per JSON-RPC 2.0: a body that is not JSON gets
@@ -57,11 +59,12 @@ class BadFrame:
 _USAGE = """
   pi-lsp [--stdio] [--log-file F] [-v]   the LSP daemon on stdio (the default)
   pi-lsp exec [...]                      run tool calls on the filesystem (JSON Lines in and out)
+  pi-lsp mcp [...]                       pi-lsp's tools for other agents over MCP (stdio)
   pi-lsp demo [...]                      the bundled end-to-end demo
   pi-lsp replay [...]                    a loopback OpenAI-compatible server replaying a recording
   pi-lsp --version"""
 
-_COMMANDS = "Run `pi-lsp exec --help`, `pi-lsp demo --help` or `pi-lsp replay --help` for their options."
+_COMMANDS = "Run `pi-lsp exec --help`, `pi-lsp mcp --help`, `pi-lsp demo --help` or `pi-lsp replay --help` for their options."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,11 +94,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _setup_logging(log_file: str | None, verbose: bool) -> None:
+    from pi_lsp.daemon.client_log import CLIENT_LOG, QuietWhileConnected
+
     handler: logging.Handler = (
         logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    if not log_file and not verbose:
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(QuietWhileConnected(CLIENT_LOG))
+    CLIENT_LOG.setLevel(logging.DEBUG if verbose else logging.INFO)
+    CLIENT_LOG.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root = logging.getLogger()
+    root.addHandler(CLIENT_LOG)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     logging.getLogger("pygls").setLevel(logging.DEBUG if verbose else logging.WARNING)

@@ -110,6 +110,8 @@ class FakeEditor:
         self.events: list[dict[str, Any]] = []
         self.shown_messages: list[str] = []
         self.log_messages: list[str] = []
+        self.log_types: list[int] = []
+        """``MessageType`` of each of ``log_messages`` (1 Error, 2 Warning, 3 Info, 4 Log)."""
         self.message_requests: list[str] = []
         self.approval_requests: list[dict[str, Any]] = []
         self.withdrawals: list[dict[str, Any]] = []
@@ -326,6 +328,7 @@ class FakeEditor:
         @client.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(params: types.LogMessageParams) -> None:
             self.log_messages.append(params.message)
+            self.log_types.append(int(params.type))
 
     async def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         self.apply_edits.append(self.client.protocol._converter.unstructure(params))

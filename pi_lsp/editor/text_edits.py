@@ -8,6 +8,12 @@ milliseconds), then diffs the remaining middle line by line with :class:`difflib
 middles at lines that occur once on each side (the patience-diff idea), so scattered changes in a
 large file stay fast.
 
+Why not the edit tool's line diff (:mod:`pi_lsp.tools.text.line_diff`): that one must reproduce Pi's
+display diff exactly, Myers capped at a few hundred line edits and then one removal plus one
+insertion; sent as TextEdits, a formatter-like change replaces the whole document
+(``bench/bench_text_edits.py`` prints 814x the bytes for 600 scattered changes in 60,000 lines).
+Both share the common prefix/suffix cut (:mod:`pi_lsp.tools.text.common_affix`).
+
 Guarantees (checked by a hypothesis property test): ranges are in the *old* text's coordinates,
 non-overlapping, in document order, with columns in the requested position encoding; no boundary
 falls between the ``\\r`` and ``\\n`` of a pair in either text, nor inside a character (so never
@@ -26,56 +32,12 @@ from typing import Any
 from lsprotocol.types import Position, Range, TextEdit
 
 from pi_lsp.editor.positions import positions_at
+from pi_lsp.tools.text.common_affix import common_prefix_length, common_suffix_length
 
-_CHUNK = 65536
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 SMALL_DIFF_CELLS = 250_000
 """Regions up to this many line pairs (lines on one side times the other) go to ``SequenceMatcher``
 (quadratic in the worst case); larger ones are split at unique lines first."""
-
-
-def common_prefix_length(a: str, b: str) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` (code points).
-
-    Whole chunks are compared at C speed, then the first differing chunk is bisected.
-    """
-    limit = min(len(a), len(b))
-    i = 0
-    while i < limit and a[i : i + _CHUNK] == b[i : i + _CHUNK]:
-        i += _CHUNK
-    if i >= limit:
-        return limit
-    size = min(_CHUNK, limit - i)  # the difference is inside a[i:i+size]
-    while size > 1:
-        half = size // 2
-        if a[i : i + half] == b[i : i + half]:
-            i += half
-            size -= half
-        else:
-            size = half
-    return i + (1 if a[i] == b[i] else 0)
-
-
-def common_suffix_length(a: str, b: str, limit: int) -> int:
-    """Length of the longest common suffix of ``a`` and ``b``, at most ``limit`` code points."""
-    la, lb = len(a), len(b)
-    i = 0
-    while i < limit:
-        step = min(_CHUNK, limit - i)
-        if a[la - i - step : la - i] != b[lb - i - step : lb - i]:
-            break
-        i += step
-    else:
-        return limit
-    size = min(_CHUNK, limit - i)  # the difference is inside the next ``size`` code points
-    while size > 1:
-        half = size // 2
-        if a[la - i - half : la - i] == b[lb - i - half : lb - i]:
-            i += half
-            size -= half
-        else:
-            size = half
-    return i + (1 if a[la - i - 1] == b[lb - i - 1] else 0)
 
 
 def _splits_crlf(text: str, offset: int) -> bool:

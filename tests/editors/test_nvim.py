@@ -1,5 +1,5 @@
 """The Neovim plugin (editors/nvim) in real headless Neovim against the real daemon and
-``pi-lsp replay`` (issue 7). Each test runs one scenario script of ``editors/nvim/tests/``; the
+``pi-lsp replay`` (issue 7), each on Neovim 0.7.2 and 0.11.x (issue 15). Each test runs one scenario script of ``editors/nvim/tests/``; the
 command line ends in ``cquit 3`` and runs under ``timeout``, so a Lua error or a hang fails."""
 
 from __future__ import annotations
@@ -9,22 +9,24 @@ from pathlib import Path
 import pytest
 
 from tests.editors.editor_support import (
+    NEOVIM_VERSIONS,
     NVIM_PLUGIN,
     SESSIONS,
     Replay,
     assert_passed,
     editor_env,
     make_shim,
-    require_program,
+    neovim,
     run_editor,
 )
 
 SCENARIOS = NVIM_PLUGIN / "tests"
 
 
-@pytest.fixture
-def nvim() -> str:
-    return require_program("nvim", "neovim")
+@pytest.fixture(params=NEOVIM_VERSIONS, ids=lambda v: f"nvim{v}")
+def nvim(request: pytest.FixtureRequest) -> str:
+    """Every test runs on Debian's Neovim 0.7.2 and on 0.11.x (the same scenario files)."""
+    return neovim(request.param)
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -118,4 +120,38 @@ def test_document_state_keeps_a_buffer_marked_modified_unsaved(nvim: str, tmp_pa
     finally:
         replay.stop()
     assert_passed(rc, data, output, replay)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_approval_prompt_esc_denies_at_once_and_read_only_has_a_default(nvim: str, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
+    replay = Replay(SESSIONS / "nvim_approvals.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approvals.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not (ws / "denied.txt").exists()
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_approval_timeout.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approval_timeout.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not (ws / "late.txt").exists()
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_transcript_folds_diffs_live_output_and_the_prompt_buffer(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_transcript.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "transcript.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr

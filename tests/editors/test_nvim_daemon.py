@@ -9,13 +9,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.editors.editor_support import REPO, assert_passed, editor_env, require_program, run_editor
+import pytest
+
+from tests.editors.editor_support import NEOVIM_VERSIONS, REPO, assert_passed, editor_env, neovim, run_editor
 
 SCENARIO = Path(__file__).resolve().parent / "nvim_client" / "daemon.lua"
 
 
-def test_neovim_client_edits_undo_and_unsaved_buffers_against_the_daemon(tmp_path: Path) -> None:
-    nvim = require_program("nvim", "neovim")
+@pytest.mark.parametrize("line", NEOVIM_VERSIONS, ids=lambda v: f"nvim{v}")
+def test_neovim_client_edits_undo_and_unsaved_buffers_against_the_daemon(tmp_path: Path, line: str) -> None:
+    nvim = neovim(line)
     workspace = tmp_path / "ws"
     workspace.mkdir()
     result = tmp_path / "result.json"

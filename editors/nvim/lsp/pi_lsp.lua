@@ -17,4 +17,9 @@ return {
   init_options = { pi = config.settings },
   settings = { pi = config.settings },
   flags = { debounce_text_changes = config.debounce_text_changes },
+  -- Neovim sent didOpen (version 0) just before: from here on pi_lsp.versions follows the
+  -- versions it sends (the stale-edit check needs them)
+  on_attach = function(_, bufnr)
+    require('pi_lsp.versions').track(bufnr)
+  end,
 }

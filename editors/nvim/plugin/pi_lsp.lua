@@ -13,7 +13,11 @@ local command = vim.api.nvim_create_user_command
 
 command('Pi', function(cmd)
   require('pi_lsp').prompt(cmd.args, cmd)
-end, { nargs = '+', range = true, desc = 'pi-lsp: send a prompt (a range adds the selection as context)' })
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'pi-lsp: send a prompt (a range adds the selection as context); without text, open a prompt buffer',
+})
 
 command('PiAbort', function()
   require('pi_lsp').abort()

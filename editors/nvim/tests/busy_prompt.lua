@@ -27,5 +27,5 @@ H.run(function()
   H.check('the aborted run ended', H.wait_run(20000))
   local reply = require('pi_lsp.run').last_reply
   H.check('stopReason aborted', type(reply) == 'table' and reply.stopReason == 'aborted', reply)
-  H.check('the transcript shows the abort', H.transcript_has('-- done (aborted) --'))
+  H.check('the transcript shows the abort', H.transcript_has('— aborted —'))
 end)

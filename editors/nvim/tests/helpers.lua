@@ -6,6 +6,35 @@
 local H = { checks = {}, notes = {}, failed = false, notifications = {} }
 
 local api = vim.api
+H.uv = vim.uv or vim.loop
+
+--- The LSP clients (of `bufnr` when given), on every version without deprecated calls.
+function H.clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients(bufnr and { bufnr = bufnr } or nil)
+  end
+  return bufnr and vim.tbl_values(vim.lsp.buf_get_clients(bufnr)) or vim.lsp.get_active_clients()
+end
+
+--- `:checkhealth {name}` as lines in one form on every version: `OK: text`, `WARNING: text`,
+--- `ERROR: text`, `INFO: text` (0.7 writes `- OK: text`, 0.10+ `- ✅ OK text`).
+function H.health(name)
+  vim.cmd('checkhealth ' .. name)
+  local out = {}
+  for _, line in ipairs(api.nvim_buf_get_lines(0, 0, -1, false)) do
+    local body = line:gsub('^%s*%- ', '')
+    body = body:gsub('^[^%w%s]+%s+', '') -- the 0.10+ emoji
+    local level, rest = body:match('^(%u+):? (.*)$')
+    if level == 'OK' or level == 'WARNING' or level == 'ERROR' or level == 'INFO' then
+      table.insert(out, level .. ': ' .. rest)
+    else
+      table.insert(out, line)
+    end
+  end
+  local text = table.concat(out, '\n')
+  vim.cmd('bwipeout!')
+  return text
+end
 
 function H.check(name, ok, detail)
   table.insert(H.checks, { name = name, ok = ok and true or false, detail = (not ok) and vim.inspect(detail) or nil })
@@ -78,6 +107,58 @@ function H.transcript_has(pattern)
   return false
 end
 
+--- The user at the approval prompt: every 20 ms, when a prompt is on screen that was not handled
+--- yet, record what its window shows and the status line text (`{lines, id, status, prompt}`) and type `keys_for(record)` (a key string
+--- for nvim_input, or nil to leave it). Returns the list of records.
+function H.approver(keys_for)
+  local seen = {}
+  local handled = nil
+  local timer = H.uv.new_timer()
+  timer:start(20, 20, vim.schedule_wrap(function()
+    local prompt = require('pi_lsp.approvals').current
+    if not prompt or prompt == handled or not prompt.win or not api.nvim_win_is_valid(prompt.win) then
+      return
+    end
+    handled = prompt
+    local record = {
+      lines = api.nvim_buf_get_lines(api.nvim_win_get_buf(prompt.win), 0, -1, false),
+      id = prompt.id,
+      status = require('pi_lsp').status(),
+      prompt = prompt,
+    }
+    table.insert(seen, record)
+    local keys = keys_for(record)
+    if keys then
+      api.nvim_input(keys)
+    end
+  end))
+  H.timers = H.timers or {}
+  table.insert(H.timers, timer)
+  return seen
+end
+
+--- The transcript window (opened when missing) and the row (1-based) of the first line
+--- starting with `prefix`, or nil.
+function H.transcript_row(prefix)
+  for i, line in ipairs(require('pi_lsp.transcript').lines()) do
+    if line:sub(1, #prefix) == prefix then
+      return i
+    end
+  end
+  return nil
+end
+
+--- The highlight groups on transcript row `row` (1-based).
+function H.transcript_groups(row)
+  local t = require('pi_lsp.transcript')
+  local ns = api.nvim_create_namespace('pi_lsp_transcript_hl')
+  local groups = {}
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(t.buffer(), ns, { row - 1, 0 }, { row - 1, -1 }, { details = true })) do
+    table.insert(groups, mark[4].hl_group)
+  end
+  return groups
+end
+
 --- Wait for the pi-lsp client of the workspace to be initialized; returns it.
 function H.client(ms)
   local client = nil
@@ -102,6 +183,9 @@ function H.wait_run(ms)
 end
 
 local function finish()
+  for _, timer in ipairs(H.timers or {}) do
+    timer:stop()
+  end
   H.notes.transcript = require('pi_lsp.transcript').lines()
   local ok, js = pcall(vim.fn.json_encode, { failed = H.failed, checks = H.checks, notes = H.notes })
   if not ok then
@@ -115,7 +199,7 @@ local function finish()
     vim.lsp.stop_client(id)
   end
   H.wait(3000, function()
-    return next(vim.lsp.get_active_clients()) == nil
+    return next(H.clients()) == nil
   end)
   if H.failed then
     vim.cmd('cquit 1')

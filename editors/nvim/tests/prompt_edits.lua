@@ -17,35 +17,22 @@ H.run(function()
     },
   })
 
-  local asked = {}
-  vim.ui.select = function(items, opts, on_choice)
-    local titles = {}
-    for _, item in ipairs(items) do
-      table.insert(titles, opts.format_item(item))
-    end
-    table.insert(asked, { prompt = opts.prompt, titles = titles })
-    for _, item in ipairs(items) do
-      if item.title == 'Allow once' then
-        return on_choice(item, 1)
-      end
-    end
-    on_choice(nil, nil)
-  end
+  local asked = H.approver(function() return 'o' end) -- o: Allow once
 
   vim.cmd('edit dirty.txt')
   local dirty = api.nvim_get_current_buf()
   api.nvim_buf_set_lines(dirty, -1, -1, false, { 'user line' })
   vim.cmd('edit greet.py')
   local greet = api.nvim_get_current_buf()
-  local t0 = vim.loop.hrtime()
+  local t0 = H.uv.hrtime()
   H.check('client started and initialized', H.client() ~= nil)
-  H.note('startup_ms', (vim.loop.hrtime() - t0) / 1e6)
-  H.check('both buffers attached', #vim.lsp.buf_get_clients(greet) == 1 and #vim.lsp.buf_get_clients(dirty) == 1)
+  H.note('startup_ms', (H.uv.hrtime() - t0) / 1e6)
+  H.check('both buffers attached', #H.clients(greet) == 1 and #H.clients(dirty) == 1)
 
   vim.cmd('Pi fix greet, the notes and the list')
-  t0 = vim.loop.hrtime()
+  t0 = H.uv.hrtime()
   H.check('the run ended', H.wait_run(30000))
-  H.note('run_ms', (vim.loop.hrtime() - t0) / 1e6)
+  H.note('run_ms', (H.uv.hrtime() - t0) / 1e6)
   local run = require('pi_lsp.run')
   H.check('stopReason stop', type(run.last_reply) == 'table' and run.last_reply.stopReason == 'stop', run.last_reply)
 
@@ -63,18 +50,25 @@ H.run(function()
   H.check('dirty buffer stays modified', vim.bo[dirty].modified)
   H.check('dirty file unchanged on disk', H.read('dirty.txt') == 'alpha\nbeta\n', H.read('dirty.txt'))
 
-  H.check('approval asked through vim.ui.select', #asked == 1, asked)
-  H.check('approval offered Allow once', asked[1] and vim.tbl_contains(asked[1].titles, 'Allow once'), asked)
-  H.check('approved bash ran', vim.loop.fs_stat('approved.txt') ~= nil)
+  H.check('approval asked once, in the prompt window', #asked == 1, asked)
+  local shown = asked[1] and table.concat(asked[1].lines, '\n') or ''
+  H.check('the prompt shows the command and the three actions without a preselected one',
+    shown:find('Run bash: touch approved.txt', 1, true) and shown:find('[1] Allow once', 1, true)
+      and shown:find('[2] Allow for this session', 1, true) and shown:find('[3] Deny', 1, true)
+      and not shown:find('›', 1, true), shown)
+  H.check('approved bash ran', H.uv.fs_stat('approved.txt') ~= nil)
 
-  H.check('transcript: prompt', H.transcript_has('> fix greet, the notes and the list'))
+  H.check('transcript: prompt as a quote', H.transcript_has('> fix greet, the notes and the list'))
   H.check('transcript: assistant text', H.transcript_has('Editing greet.py.'))
-  H.check('transcript: edit call with arguments', H.transcript_has('tool edit {') and H.transcript_has('"path":"closed.txt"'))
-  H.check('transcript: edit result', H.transcript_has('  ok: Successfully replaced 1 block(s) in greet.py.'))
-  H.check('transcript: bash call', H.transcript_has('tool bash {"command":"touch approved.txt"}'))
-  H.check('transcript: approval', H.transcript_has('approval answered: Allow once'))
+  H.check('transcript: one readable line per edit', H.transcript_row('✓ edit greet.py') and H.transcript_row('✓ edit closed.txt'))
+  H.check('transcript: the edit as a diff', H.transcript_has('  -    return "hi"') and H.transcript_has('  +    return "héllo 👋"'))
+  local added = H.transcript_row('  +    return "héllo 👋"')
+  H.check('transcript: added lines highlighted as a diff', added and vim.tbl_contains(H.transcript_groups(added), 'PiLspDiffAdd'),
+    added and H.transcript_groups(added))
+  H.check('transcript: the edit result', H.transcript_has('  │ Successfully replaced 1 block(s) in greet.py.'))
+  H.check('transcript: the bash call and its approval', H.transcript_row('✓ bash touch approved.txt · allowed once'))
   H.check('transcript: save', H.transcript_has('saved greet.py'))
-  H.check('transcript: end', H.transcript_has('-- done (stop) --'))
+  H.check('transcript: end', H.transcript_has('— done —'))
 
   local listed = nil
   require('pi_lsp').tools(nil, function(lines) listed = lines end)
@@ -99,10 +93,23 @@ H.run(function()
   H.check(':undo in the dirty buffer reverts the agent edit, not the user text',
     H.text(dirty) == 'alpha\nbeta\nuser line\n', H.text(dirty))
 
-  vim.cmd('checkhealth pi_lsp')
-  local health = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('PiLog')
+  local log = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('close')
+  H.check(":PiLog shows pi-lsp's own log", log:find('[INFO] pi_lsp.daemon.server: initialized for Neovim', 1, true), log)
+  local lsp_log = H.read(vim.lsp.get_log_path()) or ''
+  H.note('lsp_log', lsp_log)
+  H.check(':LspLog has no errors (the daemon writes nothing to stderr)', not lsp_log:find('ERROR', 1, true), lsp_log)
+
+  local health = H.health('pi_lsp')
   H.note('health', health)
   H.check(':checkhealth pi_lsp finds the server', health:find('OK: server `[^`]*pi%-lsp` found: pi%-lsp %d') ~= nil, health)
   H.check(':checkhealth pi_lsp sees the API key variable', health:find('OK: API key variable PI_TEST_KEY is set', 1, true) ~= nil, health)
   H.check(':checkhealth pi_lsp has no error or warning', not health:find('ERROR') and not health:find('WARNING'), health)
+  if vim.fn.has('nvim-0.11') == 1 then
+    local deprecated = H.health('vim.deprecated')
+    H.note('deprecated', deprecated)
+    H.check(':checkhealth vim.deprecated is clean', deprecated:find('OK: No deprecated functions detected', 1, true)
+      and not deprecated:find('WARNING'), deprecated)
+  end
 end)

@@ -8,9 +8,7 @@ H.run(function()
   require('pi_lsp').setup({
     settings = { baseUrl = vim.env.PI_TEST_URL, model = 'replay', maxRetries = 0, approvals = { timeoutSeconds = 10 } },
   })
-  vim.ui.select = function(items, _, on_choice)
-    on_choice(items[1], 1) -- Allow once
-  end
+  H.approver(function() return '1' end) -- Allow once
   vim.cmd('edit greet.py')
   local greet = api.nvim_get_current_buf()
   local first = H.client()

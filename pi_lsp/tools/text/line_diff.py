@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from pi_lsp.tools.text.common_affix import common_prefix_length, common_suffix_length
+
 MAX_EDIT_DISTANCE = 400
 """Above this many line insertions plus removals the Myers search stops (see the module doc)."""
 
@@ -92,30 +94,6 @@ class Part:
                 cut = start - 1
                 break
         return source[cut + 1 : end].split("\n")
-
-
-_CHUNK = 65536
-"""Code points compared per slice when trimming the common prefix (cache-sized copies)."""
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix (code points): equal chunks of :data:`_CHUNK` are
-    skipped at ``memcmp`` speed, then the first differing chunk is bisected. Copies about twice
-    the prefix in small slices, where bisecting the whole texts would copy megabytes at once."""
-    limit = min(len(a), len(b))
-    lo = 0
-    while lo < limit and a[lo : lo + _CHUNK] == b[lo : lo + _CHUNK]:
-        lo += _CHUNK
-    if lo >= limit:
-        return limit
-    hi = min(lo + _CHUNK, limit)  # the first difference is in a[lo:hi]
-    while lo < hi:  # largest n with a[:n] == b[:n]
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 class _Unterminated(str):
@@ -228,7 +206,7 @@ def diff_lines(old: str, new: str) -> list[Part]:
     Each part's text is one slice of ``old`` (common and removed runs) or ``new`` (added runs), so
     the long common head and tail of a small change in a big file are copied once, not joined.
     """
-    prefix = _common_prefix(old, new)
+    prefix = common_prefix_length(old, new)
     if prefix < len(old) or prefix < len(new):
         prefix = old.rfind("\n", 0, prefix) + 1
     suffix = _suffix_with_margin(old, new, prefix)
@@ -285,22 +263,9 @@ def _suffix_with_margin(old: str, new: str, prefix: int) -> int:
     so Myers can still slide a change down through repeated lines as jsdiff would; only a change
     inside a run of repeated lines longer than the margin can come out placed differently.
     """
-    limit = min(len(old), len(new)) - prefix
-    la, lb = len(old), len(new)
-    lo = 0
-    while lo < limit:  # whole chunks first, as in _common_prefix
-        step = min(_CHUNK, limit - lo)
-        if old[la - lo - step : la - lo] != new[lb - lo - step : lb - lo]:
-            break
-        lo += step
-    hi = min(lo + _CHUNK, limit)
-    while lo < hi:  # largest n with equal last n characters
-        mid = (lo + hi + 1) // 2
-        if old[la - mid : la - lo] == new[lb - mid : lb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    suffix = lo
+    la = len(old)
+    lb = len(new)
+    suffix = common_suffix_length(old, new, min(la, lb) - prefix)
     if suffix == 0:
         return 0
     cut_old, cut_new = la - suffix, lb - suffix

@@ -1,65 +1,272 @@
---- pi_lsp.approvals: `window/showMessageRequest` (pi-lsp's approvals, design.md section 8)
---- answered through `vim.ui.select`, never `inputlist`, so UI plugins and headless stubs work.
+--- pi_lsp.approvals: pi-lsp's approval questions (APPROVALS_SPEC, issue 15) in a small floating
+--- prompt of our own, because `vim.ui.select` cannot be closed from outside and the server may
+--- withdraw a question (timeout, abort, cancel).
 ---
---- Neovim 0.10+ runs server requests in a coroutine: the handler yields until the user picks.
---- Neovim 0.7 needs the answer before the handler returns: the handler calls `vim.ui.select` and
---- waits (`vim.wait`, at most `approval_timeout_ms`) for its callback. The stock `vim.ui.select`
---- answers at once; a select that needs typed keys cannot get them during that wait on 0.7, and
---- the server then applies its `pi.approvals.fallback` to the missing answer.
-local config = require('pi_lsp.config')
-
+--- * `pi/requestApproval {approvalId, title, message, actions, defaultAction, timeoutMs}` ->
+---   `{action}` or null. The client advertises it (`experimental.pi.approvals`).
+--- * `pi/approvalWithdrawn {approvalId, reason, decision}`: the prompt closes at once and the
+---   transcript says what happened ("approval timed out after 120 s: denied"); nothing the user
+---   types afterwards counts.
+--- * `window/showMessageRequest` (other servers' questions, or pi-lsp without the capability):
+---   the same prompt with the request's actions.
+---
+--- The prompt is modal on every version: the handler waits in `vim.wait` and reads keys itself
+--- with `getchar(0)` (Neovim 0.7 needs the answer before the handler returns; 0.10+ runs it in a
+--- coroutine, where the same loop works). Keys: `1`-`9` or an action's first letter (`o` Allow
+--- once, `s` session, `d` Deny) choose; `j`/`k` move; `<CR>` confirms the highlighted action
+--- (nothing is highlighted unless the server gave a `defaultAction`, which it does only for
+--- read-only scopes); `<Esc>`, `q` or `<C-c>` dismiss = deny, immediately.
 local M = {}
 
-local function prompt_of(params)
-  local message = type(params.message) == 'string' and params.message or ''
-  return 'pi-lsp: ' .. message
+local api = vim.api
+local uv = vim.uv or vim.loop
+local NS = api.nvim_create_namespace('pi_lsp_approval')
+
+--- The prompt on screen: `{id, buf, win, actions, selected, answered, choice, withdrawn}` or nil.
+M.current = nil
+
+--- Status for statuslines: the title of the question waiting for the user, else nil.
+function M.waiting()
+  return M.current and M.current.title or nil
 end
 
---- The handler: returns the chosen `MessageActionItem`, or `vim.NIL` (no choice).
+local ESC, CTRL_C, CR = 27, 3, 13
+
+local function close(prompt)
+  if prompt.win and api.nvim_win_is_valid(prompt.win) then
+    pcall(api.nvim_win_close, prompt.win, true)
+  end
+  if prompt.buf and api.nvim_buf_is_valid(prompt.buf) then
+    pcall(api.nvim_buf_delete, prompt.buf, { force = true })
+  end
+  if M.current == prompt then
+    M.current = nil
+  end
+  pcall(vim.cmd, 'redrawstatus!') -- statuslines showing require('pi_lsp').status()
+  pcall(vim.cmd, 'redraw')
+end
+
+local function render(prompt)
+  local lines = { ' ' .. prompt.title, '' }
+  for _, line in ipairs(vim.split(prompt.message, '\n', { plain = true })) do
+    table.insert(lines, ' ' .. line)
+  end
+  table.insert(lines, '')
+  local first_action = #lines + 1
+  for i, action in ipairs(prompt.actions) do
+    local mark = i == prompt.selected and '›' or ' '
+    table.insert(lines, string.format(' %s [%d] %s', mark, i, action.title))
+  end
+  table.insert(lines, '')
+  local left = ''
+  if prompt.deadline then
+    local seconds = math.max(0, math.ceil((prompt.deadline - uv.now()) / 1000))
+    left = string.format(' · denied by itself in %d s', seconds)
+  end
+  table.insert(lines, ' 1-' .. #prompt.actions .. ' or o/s/d choose · <Esc>/q deny' .. left)
+  vim.bo[prompt.buf].modifiable = true
+  api.nvim_buf_set_lines(prompt.buf, 0, -1, false, lines)
+  vim.bo[prompt.buf].modifiable = false
+  api.nvim_buf_clear_namespace(prompt.buf, NS, 0, -1)
+  api.nvim_buf_add_highlight(prompt.buf, NS, 'Title', 0, 0, -1)
+  api.nvim_buf_add_highlight(prompt.buf, NS, 'Comment', #lines - 1, 0, -1)
+  if prompt.selected then
+    api.nvim_buf_add_highlight(prompt.buf, NS, 'PmenuSel', first_action + prompt.selected - 2, 0, -1)
+  end
+  return lines
+end
+
+local function open(prompt)
+  prompt.buf = api.nvim_create_buf(false, true)
+  vim.bo[prompt.buf].bufhidden = 'wipe'
+  vim.bo[prompt.buf].filetype = 'pi_approval'
+  local lines = render(prompt)
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 1)
+  end
+  width = math.min(width, math.max(20, vim.o.columns - 4))
+  local height = math.min(#lines, math.max(1, vim.o.lines - 4))
+  prompt.win = api.nvim_open_win(prompt.buf, false, {
+    relative = 'editor',
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    width = width,
+    height = height,
+    style = 'minimal',
+    border = 'rounded',
+    zindex = 200,
+  })
+  vim.wo[prompt.win].wrap = true
+  pcall(vim.cmd, 'redraw')
+end
+
+--- The action a key stands for: a digit, `o` (once), `s` (session), `d`/`n` (deny), else nil.
+local WORDS = { o = 'once', s = 'session', d = 'deny', n = 'deny' }
+
+local function action_of_key(prompt, key)
+  local n = tonumber(key)
+  if n and prompt.actions[n] then
+    return n
+  end
+  local word = WORDS[key]
+  for i, action in ipairs(prompt.actions) do
+    local name = (tostring(action.id or '') .. ' ' .. tostring(action.title or '')):lower()
+    if word and name:find(word, 1, true) then
+      return i
+    end
+  end
+  return nil
+end
+
+--- Handle one typed key; returns true when the prompt is answered (or dismissed).
+local function on_key(prompt, code)
+  if code == ESC or code == CTRL_C then
+    prompt.answered = true
+    return true
+  end
+  if code == CR then
+    if prompt.selected then
+      prompt.choice, prompt.answered = prompt.selected, true
+      return true
+    end
+    return false
+  end
+  local key = type(code) == 'number' and vim.fn.nr2char(code) or tostring(code)
+  if key == 'q' then
+    prompt.answered = true
+    return true
+  end
+  if key == 'j' or key == 'k' then
+    local n = #prompt.actions
+    local at = prompt.selected or (key == 'j' and 0 or n + 1)
+    prompt.selected = math.max(1, math.min(n, at + (key == 'j' and 1 or -1)))
+    render(prompt)
+    pcall(vim.cmd, 'redraw')
+    return false
+  end
+  local index = action_of_key(prompt, key:lower())
+  if index then
+    prompt.choice, prompt.answered = index, true
+    return true
+  end
+  return false
+end
+
+--- Show `prompt` and wait for the answer. Returns the chosen action (a table) or nil (dismissed,
+--- withdrawn, or no answer within `limit_ms`).
+local function ask(prompt, limit_ms)
+  if M.current then
+    close(M.current) -- one prompt at a time; the older one counts as dismissed
+  end
+  M.current = prompt
+  open(prompt)
+  pcall(vim.cmd, 'redrawstatus!')
+  local last_second = -1
+  vim.wait(limit_ms, function()
+    if prompt.withdrawn or prompt.answered then
+      return true
+    end
+    while true do
+      local ok, code = pcall(vim.fn.getchar, 0)
+      if not ok or code == 0 or code == '' then
+        break
+      end
+      if on_key(prompt, code) then
+        return true
+      end
+    end
+    if prompt.deadline then
+      local second = math.floor(uv.now() / 1000)
+      if second ~= last_second then
+        last_second = second
+        render(prompt)
+        pcall(vim.cmd, 'redraw')
+      end
+    end
+    return false
+  end, 20)
+  close(prompt)
+  if prompt.withdrawn or not prompt.choice then
+    return nil
+  end
+  return prompt.actions[prompt.choice]
+end
+
+local function text(value)
+  return type(value) == 'string' and value or ''
+end
+
+--- `pi/requestApproval` handler: `{action = id}` or vim.NIL (denied).
+function M.request_approval(_, params, _)
+  if type(params) ~= 'table' or type(params.actions) ~= 'table' or #params.actions == 0 then
+    return vim.NIL
+  end
+  local timeout = tonumber(params.timeoutMs) or require('pi_lsp.config').get().approval_timeout_ms
+  local prompt = {
+    id = params.approvalId,
+    title = text(params.title) ~= '' and params.title or 'pi-lsp asks for approval',
+    message = text(params.message),
+    actions = params.actions,
+    deadline = uv.now() + timeout,
+  }
+  if params.defaultAction and params.defaultAction ~= vim.NIL then
+    for i, action in ipairs(params.actions) do
+      if action.id == params.defaultAction then
+        prompt.selected = i
+      end
+    end
+  end
+  -- the transcript shows the question and its outcome from the server's approval_* pi/events
+  -- longer than the server waits: its withdrawal closes the prompt; this limit only matters
+  -- when the server is gone
+  local action = ask(prompt, timeout + 5000)
+  if prompt.withdrawn then
+    return vim.NIL -- the server decided already; this answer is ignored there
+  end
+  return action and { action = action.id } or { action = 'deny' }
+end
+
+--- `pi/approvalWithdrawn` handler: close the prompt of that id and say why in the transcript.
+function M.approval_withdrawn(_, params, _)
+  if type(params) ~= 'table' then
+    return
+  end
+  local prompt = M.current
+  if prompt and prompt.id == params.approvalId then
+    prompt.withdrawn = params
+    close(prompt)
+  end
+end
+
+--- The server exited: nobody waits for the open prompt any more; close it.
+function M.server_gone()
+  local prompt = M.current
+  if prompt and prompt.id then
+    prompt.withdrawn = { approvalId = prompt.id, reason = 'the server exited', decision = 'deny' }
+    close(prompt)
+  end
+end
+
+--- `window/showMessageRequest`: the same prompt with the request's actions (no default);
+--- returns the chosen `MessageActionItem` or vim.NIL.
 function M.show_message_request(_, params, _)
   if type(params) ~= 'table' then
     return vim.NIL
   end
   local actions = type(params.actions) == 'table' and params.actions or {}
-  local transcript = require('pi_lsp.transcript')
-  transcript.note('approval asked: ' .. tostring(params.message))
   if #actions == 0 then
-    vim.notify(prompt_of(params), vim.log.levels.WARN)
+    vim.notify('pi-lsp: ' .. text(params.message), vim.log.levels.WARN)
     return vim.NIL
   end
-  local opts = {
-    prompt = prompt_of(params),
-    format_item = function(item)
-      return type(item) == 'table' and tostring(item.title) or tostring(item)
-    end,
-    kind = 'pi_lsp_approval',
+  local message = text(params.message)
+  local prompt = {
+    title = 'pi-lsp: ' .. (vim.split(message, '\n', { plain = true })[1] or ''),
+    message = message,
+    actions = actions,
   }
-  local function record(choice)
-    transcript.note('approval answered: ' .. (choice and tostring(choice.title) or '(no answer)'))
-    return choice or vim.NIL
-  end
-
-  local co, is_main = coroutine.running()
-  if co and not is_main then
-    vim.ui.select(actions, opts, function(choice)
-      -- resume later: a synchronous select calls back before the yield below
-      vim.schedule(function()
-        coroutine.resume(co, choice)
-      end)
-    end)
-    return record(coroutine.yield())
-  end
-
-  local answered, answer = false, nil
-  vim.ui.select(actions, opts, function(choice)
-    answered, answer = true, choice
-  end)
-  if not answered then
-    vim.wait(config.get().approval_timeout_ms, function()
-      return answered
-    end, 20)
-  end
-  return record(answer)
+  local action = ask(prompt, require('pi_lsp.config').get().approval_timeout_ms)
+  return action or vim.NIL
 end
 
 return M

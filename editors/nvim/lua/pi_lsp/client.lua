@@ -1,11 +1,10 @@
 --- pi_lsp.client: starting pi-lsp for a workspace root and attaching buffers to it.
 ---
---- One client per workspace root. Neovim 0.7 (tested): `vim.lsp.start_client` +
+--- One client per workspace root. Neovim 0.7: `vim.lsp.start_client` +
 --- `vim.lsp.buf_attach_client`. Neovim 0.8+: `vim.lsp.start` (reuses the client of the same
 --- name and root); 0.11+: `vim.lsp.start(config, {attach = false})` for a client without a
---- buffer and `client:request` (method call syntax). The newer paths follow Neovim's documented
---- APIs and are chosen by feature detection; they are not tested here (no such Neovim installs
---- from the registries this project builds with).
+--- buffer and `client:request` (method call syntax). Chosen by feature detection; 0.7.2 and
+--- 0.11.x are tested (0.8 to 0.10 are not).
 local config = require('pi_lsp.config')
 
 local M = {}
@@ -17,8 +16,15 @@ local HAS_011 = vim.fn.has('nvim-0.11') == 1
 M.by_root = {}
 
 --- Capabilities under `capabilities.experimental.pi` (design.md section 5). Neovim can save,
---- reload and load closed files into buffers, and reports its 'modified' flag.
-M.PI_FEATURES = { saveDocuments = true, reloadDocuments = true, editClosedFiles = true, documentState = true }
+--- reload and load closed files into buffers, reports its 'modified' flag, and answers
+--- `pi/requestApproval` with a prompt the server can withdraw (`pi_lsp.approvals`).
+M.PI_FEATURES = {
+  saveDocuments = true,
+  reloadDocuments = true,
+  editClosedFiles = true,
+  documentState = true,
+  approvals = true,
+}
 
 local function is_dir(path)
   local stat = uv.fs_stat(path)
@@ -59,15 +65,11 @@ function M.find_root(path)
   return nil
 end
 
---- The last document version this client sent for `bufnr` (the didChange version): Neovim uses
---- `b:changedtick`, but a write bumps changedtick without a didChange, so `util.buf_versions`
---- (0.7 to 0.10) is preferred when it knows the buffer.
+--- The last document version this client sent for `bufnr` (the didChange version; see
+--- `pi_lsp.versions`), else `b:changedtick` for a buffer that is not attached.
 function M.buf_version(bufnr)
-  local versions = vim.lsp.util.buf_versions
-  local ok, version = pcall(function()
-    return versions and versions[bufnr]
-  end)
-  if ok and type(version) == 'number' then
+  local version = require('pi_lsp.versions').get(bufnr)
+  if type(version) == 'number' then
     return version
   end
   return vim.api.nvim_buf_get_changedtick(bufnr)
@@ -110,6 +112,8 @@ function M.handlers()
     ['pi/saveDocuments'] = documents.save_documents,
     ['pi/reloadDocuments'] = documents.reload_documents,
     ['window/showMessageRequest'] = approvals.show_message_request,
+    ['pi/requestApproval'] = approvals.request_approval,
+    ['pi/approvalWithdrawn'] = approvals.approval_withdrawn,
     ['pi/event'] = transcript.on_event,
     ['window/logMessage'] = transcript.on_log_message,
     ['window/showMessage'] = transcript.on_show_message,
@@ -132,6 +136,16 @@ function M.build_config(root)
     init_options = { pi = pi_settings },
     settings = { pi = pi_settings },
     flags = { debounce_text_changes = opts.debounce_text_changes },
+    on_init = function(client)
+      -- the buffers attached so far get their didOpen (version 0) right after this
+      local bufs = {}
+      for _, b in ipairs(vim.api.nvim_list_bufs()) do
+        if vim.lsp.buf_is_attached(b, client.id) or (client.attached_buffers or {})[b] then
+          table.insert(bufs, b)
+        end
+      end
+      require('pi_lsp.versions').reopened(bufs)
+    end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         M.on_exit(code, signal, client_id)
@@ -165,6 +179,7 @@ function M.ensure(root, bufnr)
   local client = id and vim.lsp.get_client_by_id(id)
   if client then
     if bufnr and not vim.lsp.buf_is_attached(bufnr, id) then
+      require('pi_lsp.versions').track(bufnr)
       vim.lsp.buf_attach_client(bufnr, id)
     end
     return client, nil
@@ -181,6 +196,9 @@ function M.ensure(root, bufnr)
     return nil, problem
   end
   local cfg = M.build_config(root)
+  if bufnr then
+    require('pi_lsp.versions').track(bufnr)
+  end
   if HAS_011 then
     id = vim.lsp.start(cfg, { bufnr = bufnr, attach = bufnr ~= nil })
   elseif vim.lsp.start and bufnr then

@@ -35,21 +35,38 @@ M.defaults = {
 --- The merged options (valid after `setup`; `M.get()` returns the defaults before).
 local current = nil
 
+--- The type of each option (all optional in `setup(opts)`).
+local TYPES = {
+  cmd = 'table',
+  cmd_env = 'table',
+  root_markers = 'table',
+  settings = 'table',
+  debounce_text_changes = 'number',
+  approval_timeout_ms = 'number',
+  transcript_split = 'string',
+  log_lines = 'number',
+  autostart = 'boolean',
+}
+
+--- `vim.validate` in the form each version documents: `(name, value, type, optional)` from 0.11
+--- (the table form is deprecated there), the table form before.
+local function validate(name, value, kind)
+  if vim.fn.has('nvim-0.11') == 1 then
+    vim.validate(name, value, kind, true)
+  else
+    vim.validate({ [name] = { value, kind, true } })
+  end
+end
+
 --- Merge `opts` (a table or nil) over the defaults; lists replace lists, tables merge deeply.
 --- Raises an error naming the option when a value has the wrong type.
 function M.set(opts)
   opts = opts or {}
-  vim.validate({
-    cmd = { opts.cmd, 'table', true },
-    cmd_env = { opts.cmd_env, 'table', true },
-    root_markers = { opts.root_markers, 'table', true },
-    settings = { opts.settings, 'table', true },
-    debounce_text_changes = { opts.debounce_text_changes, 'number', true },
-    approval_timeout_ms = { opts.approval_timeout_ms, 'number', true },
-    transcript_split = { opts.transcript_split, 'string', true },
-    log_lines = { opts.log_lines, 'number', true },
-    autostart = { opts.autostart, 'boolean', true },
-  })
+  local names = vim.tbl_keys(TYPES)
+  table.sort(names)
+  for _, name in ipairs(names) do
+    validate(name, opts[name], TYPES[name])
+  end
   local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
   -- lists are replaced, not merged index by index
   for _, key in ipairs({ 'cmd', 'root_markers' }) do

@@ -119,20 +119,35 @@ local function write_buffer(bufnr)
   end)
 end
 
---- Tell the servers attached to `bufnr` that it was saved (noautocmd skipped Neovim's own
---- BufWritePost handler). Neovim 0.7 has a handler for every attached client; newer versions
---- get the didSave sent to pi-lsp only.
-local function signal_saved(bufnr, client)
-  if type(vim.lsp._text_document_did_save_handler) == 'function' then
-    vim.lsp._text_document_did_save_handler(bufnr)
-  elseif client then
-    client_mod.notify(client, 'textDocument/didSave', { textDocument = { uri = vim.uri_from_bufnr(bufnr) } })
+--- The LSP clients attached to `bufnr` (public APIs: `get_clients` from 0.10, else 0.7's
+--- `buf_get_clients`).
+local function attached_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  return vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+end
+
+--- Tell every server attached to `bufnr` that wants `didSave` that it was saved: noautocmd
+--- skipped Neovim's own BufWritePost handler. Only public client APIs (the handler Neovim uses
+--- is private); the text goes along when the server's `save.includeText` asks for it.
+local function signal_saved(bufnr)
+  local uri = vim.uri_from_bufnr(bufnr)
+  for _, client in ipairs(attached_clients(bufnr)) do
+    local sync = (client.server_capabilities or {}).textDocumentSync
+    local save = type(sync) == 'table' and sync.save or nil
+    if save then
+      local params = { textDocument = { uri = uri } }
+      if type(save) == 'table' and save.includeText then
+        params.text = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n') .. (vim.bo[bufnr].eol and '\n' or '')
+      end
+      client_mod.notify(client, 'textDocument/didSave', params)
+    end
   end
 end
 
 --- `pi/saveDocuments`: see the module comment.
-function M.save_documents(_, params, ctx)
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
+function M.save_documents(_, params, _)
   local transcript = require('pi_lsp.transcript')
   local saved, skipped = {}, {}
   local documents = type(params) == 'table' and params.documents or {}
@@ -152,7 +167,7 @@ function M.save_documents(_, params, ctx)
     else
       local ok, err = pcall(write_buffer, b)
       if ok then
-        signal_saved(b, client)
+        signal_saved(b)
         table.insert(saved, uri)
         transcript.note('saved ' .. vim.fn.fnamemodify(api.nvim_buf_get_name(b), ':~:.'))
       else

@@ -77,9 +77,13 @@ local function selection(cmd)
   }
 end
 
---- :Pi {prompt} (with a range, the selected lines go along as context).
+--- :Pi {prompt} (with a range, the selected lines go along as context). Without text, the
+--- prompt buffer opens (`pi_lsp.prompt_buffer`).
 function M.prompt(text, cmd)
   M.ensure_setup()
+  if text == nil or vim.trim(text) == '' then
+    return require('pi_lsp.prompt_buffer').open(selection(cmd))
+  end
   return run.prompt(text, selection(cmd))
 end
 
@@ -104,6 +108,16 @@ end
 --- Whether a prompt is running (for statuslines and scripts).
 function M.is_running()
   return run.running ~= nil
+end
+
+--- A short status for statuslines: `pi: waiting for your approval: Run bash: ...`,
+--- `pi: running`, or '' when idle.
+function M.status()
+  local waiting = require('pi_lsp.approvals').waiting()
+  if waiting then
+    return 'pi: waiting for your approval: ' .. waiting
+  end
+  return run.running and 'pi: running' or ''
 end
 
 return M

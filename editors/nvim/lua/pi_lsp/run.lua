@@ -18,7 +18,7 @@ M.session_id = nil
 M.last_reply = nil
 
 local function fail(message)
-  transcript.line('!! ' .. message)
+  transcript.error(message)
   vim.notify(message, vim.log.levels.ERROR)
 end
 
@@ -43,7 +43,7 @@ function M.prompt(text, selection)
   end
   if M.running then
     local message = 'pi_lsp: a prompt is already running; wait for it or stop it with :PiAbort'
-    transcript.line('!! ' .. message)
+    transcript.error(message)
     vim.notify(message, vim.log.levels.WARN)
     return false, message
   end
@@ -54,9 +54,10 @@ function M.prompt(text, selection)
     return false, problem
   end
   transcript.open()
-  transcript.line('> ' .. text:gsub('\n.*', ''))
+  transcript.prompt(text)
   local run = { client_id = client.id, text = text }
   M.running = run
+  pcall(vim.cmd, 'redrawstatus!')
   local params = { text = M.compose(text, selection) }
   if M.session_id then
     params.sessionId = M.session_id
@@ -66,6 +67,7 @@ function M.prompt(text, selection)
       return -- already ended (the server exited)
     end
     M.running = nil
+    pcall(vim.cmd, 'redrawstatus!') -- statuslines showing require('pi_lsp').status()
     if err then
       M.last_reply = { error = err.message or tostring(err) }
       fail('pi-lsp: ' .. tostring(err.message or err))
@@ -74,8 +76,8 @@ function M.prompt(text, selection)
     M.last_reply = result
     if type(result) == 'table' then
       M.session_id = result.sessionId or M.session_id
-      if result.errorMessage and result.errorMessage ~= vim.NIL then
-        transcript.line('!! ' .. tostring(result.errorMessage))
+      if result.errorMessage and result.errorMessage ~= vim.NIL and result.stopReason ~= 'error' then
+        transcript.error(tostring(result.errorMessage))
       end
     end
   end)
@@ -105,6 +107,7 @@ end
 function M.on_client_exit(code, signal, client_id)
   local how = string.format('code %s, signal %s', tostring(code), tostring(signal))
   transcript.log('pi-lsp exited (' .. how .. ')')
+  require('pi_lsp.approvals').server_gone()
   if M.running and M.running.client_id == client_id then
     M.running = nil
     M.last_reply = { error = 'server exited' }

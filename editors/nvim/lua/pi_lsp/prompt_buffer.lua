@@ -1,0 +1,88 @@
+--- pi_lsp.prompt_buffer: `:Pi` without text opens `pi://prompt`, a scratch buffer to write a
+--- longer prompt in (Markdown). `:w` or `<CR>` in Normal mode sends its whole text as `:Pi` would
+--- (with the selection of the `:Pi` range, if any) and empties it; `q` closes it. The buffer is
+--- kept (hidden) between prompts, so an unsent draft survives closing the window.
+local M = {}
+
+local api = vim.api
+local NAME = 'pi://prompt'
+
+local bufnr = nil
+--- The selection given to the `:Pi` that opened the buffer (sent with the next prompt).
+local pending_selection = nil
+
+local function text_of(b)
+  return vim.trim(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), '\n'))
+end
+
+--- Send the buffer's text; returns true when the prompt was sent (then the buffer is emptied).
+function M.send()
+  if not bufnr or not api.nvim_buf_is_valid(bufnr) then
+    return false
+  end
+  local text = text_of(bufnr)
+  if text == '' then
+    vim.notify('pi_lsp: the prompt is empty', vim.log.levels.WARN)
+    return false
+  end
+  local ok = require('pi_lsp.run').prompt(text, pending_selection)
+  if ok then
+    pending_selection = nil
+    api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
+    vim.bo[bufnr].modified = false
+  end
+  return ok
+end
+
+local function create()
+  local b = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_name(b, NAME)
+  vim.bo[b].buftype = 'acwrite' -- :w runs BufWriteCmd (send), never writes a file
+  vim.bo[b].bufhidden = 'hide'
+  vim.bo[b].swapfile = false
+  vim.bo[b].filetype = 'markdown'
+  api.nvim_create_autocmd('BufWriteCmd', {
+    buffer = b,
+    callback = function()
+      M.send()
+      vim.bo[b].modified = false
+    end,
+  })
+  local opts = { buffer = b, silent = true, nowait = true }
+  vim.keymap.set('n', '<CR>', M.send, vim.tbl_extend('force', opts, { desc = 'pi-lsp: send the prompt' }))
+  vim.keymap.set('n', 'q', '<Cmd>close<CR>', vim.tbl_extend('force', opts, { desc = 'pi-lsp: close the prompt' }))
+  return b
+end
+
+--- The prompt buffer (created when missing).
+function M.buffer()
+  if not bufnr or not api.nvim_buf_is_valid(bufnr) then
+    bufnr = create()
+  end
+  return bufnr
+end
+
+--- Open the prompt buffer in a window above the current one and enter it (Insert mode when it
+--- is empty). `selection` (or nil) goes along with the next prompt sent from it.
+function M.open(selection)
+  local b = M.buffer()
+  pending_selection = selection or pending_selection
+  local win = nil
+  for _, w in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(w) == b then
+      win = w
+    end
+  end
+  if win then
+    api.nvim_set_current_win(win)
+  else
+    vim.cmd('aboveleft 6split')
+    api.nvim_win_set_buf(0, b)
+  end
+  if text_of(b) == '' then
+    vim.cmd('startinsert')
+  end
+  return b
+end
+
+return M

@@ -1,0 +1,78 @@
+"""A tool session on the plain filesystem: what ``pi-lsp exec`` and ``pi-lsp mcp`` without an editor run.
+
+:class:`LocalToolSession` owns a temp folder (bash's full-output files), a :class:`ProcessRegistry`
+(every process group the tools start), the seven tools over :class:`LocalFileAccess`, a
+:class:`ToolPipeline` with the chosen active tools and the approval policy as its first
+``beforeToolCall`` hook. There is no user to ask: ``approvals`` (``"allow"``/``"deny"``) is the
+answer wherever the policy would ask; deny rules and protected paths apply either way.
+:meth:`LocalToolSession.close` ends every process group and removes the temp folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pi_lsp.agent.pipeline import ToolPipeline
+from pi_lsp.policy.approvals import ApprovalPolicy
+from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
+from pi_lsp.tools.environment import ToolEnvironment
+from pi_lsp.tools.file_io.local_files import LocalFileAccess
+from pi_lsp.tools.shell.processes import ProcessRegistry
+
+
+class UnknownTools(ValueError):
+    """``--tools`` named tools that do not exist (the message lists them and the known ones)."""
+
+
+def active_names(spec: str | None, known: list[str]) -> list[str]:
+    """The active tools for a ``--tools`` value: ``None`` is Pi's default set, ``"all"`` every tool,
+    else a comma-separated list; raises :class:`UnknownTools`."""
+    if spec is None:
+        return [name for name in DEFAULT_ACTIVE_TOOLS if name in known]
+    if spec.strip() == "all":
+        return list(known)
+    names = [name.strip() for name in spec.split(",") if name.strip()]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UnknownTools(f"unknown tools: {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+class LocalToolSession:
+    """The filesystem tools of one headless session (see the module docstring)."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        tools_spec: str | None,
+        approvals: str,
+        journal: Callable[[dict[str, Any]], None],
+        reason: str,
+        temp_prefix: str = "pi-lsp-exec-",
+    ) -> None:
+        self.temp_dir = Path(tempfile.mkdtemp(prefix=temp_prefix))
+        self.processes = ProcessRegistry()
+        self.env = ToolEnvironment(
+            cwd=cwd, files=LocalFileAccess(), temp_dir=self.temp_dir, workspace_folders=[cwd],
+            processes=self.processes,
+        )
+        tools = create_tools(self.env)
+        try:
+            self.pipeline = ToolPipeline(tools, active=active_names(tools_spec, [t.name for t in tools]))
+        except UnknownTools:
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+            raise
+        self.policy = ApprovalPolicy(self.env, [t.name for t in tools], journal=journal, unavailable_reason=reason)
+        self.policy.configure(fallback="allow" if approvals == "allow" else "deny")
+        self.pipeline.add_before_hook(self.policy, first=True)
+
+    async def close(self, *, include_children: bool = False) -> None:
+        """End every process group the tools started (and, as a child subreaper, orphans) and
+        remove the temp folder. Idempotent."""
+        await self.processes.end_all(include_children=include_children)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
