@@ -172,6 +172,12 @@ async function main() {
 
     const view = piView();
     await view.locator('#prompt').waitFor({ timeout: 20000 });
+    const csp = await view.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    // (VS Code adds an inline script of its own to every webview; the extension's scripts have a src.)
+    const scripts = await view.locator('script[src]').evaluateAll((all) => all.map((e) => [e.getAttribute('src'), e.nonce !== '']));
+    check('the view\'s page has a Content-Security-Policy with a nonce, its one script has it',
+      /default-src 'none'/.test(csp) && /script-src 'nonce-[^' ]+'/.test(csp) && !/unsafe/.test(csp)
+      && scripts.length === 1 && scripts[0][1] && /transcript\.js$/.test(scripts[0][0]), { csp, scripts });
     await view.locator('#prompt').fill(PROMPT);
     await view.locator('#prompt').press('Enter');
 
