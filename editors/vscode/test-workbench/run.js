@@ -12,7 +12,8 @@
 //   call, the edit as a diff with - and + lines, a line that expands to arguments and result, the
 //   approval's answer, the Markdown of the reply, "Done"; a screenshot (transcript.png) checked for
 //   those elements being on screen (not pixels).
-//   Prompt 2: Abort in the view while its approval is pending: the approval is withdrawn (no
+//   Prompt 2, from "Pi: Prompt" while the side bar shows the Explorer (the Pi view opens by itself):
+//   Abort in the view while its approval is pending: the approval is withdrawn (no
 //   buttons, "the run was aborted: denied"), the run ends "Aborted".
 //   Prompt 3, after "pi.approvals": {"timeoutSeconds": 2} is saved in settings.json: nobody answers
 //   `rm -rf build`; the daemon withdraws the approval: its buttons are gone, the view says "Approval
@@ -259,9 +260,18 @@ async function main() {
       check(`the log holds "${line}"`, done.transcript.includes(line), done.transcript);
     }
 
-    // Prompt 2: while its approval is pending, the user presses Abort in the view: the daemon withdraws it.
-    await view.locator('#prompt').fill(PROMPT2);
-    await view.locator('#prompt').press('Enter');
+    // Prompt 2, from "Pi: Prompt" while the side bar shows the Explorer: the Pi view opens by itself.
+    // While its approval is pending, the user presses Abort in the view: the daemon withdraws it.
+    await page.keyboard.press('Control+Shift+E');
+    await page.locator('.part.sidebar .composite.title', { hasText: /explorer/i }).waitFor({ timeout: 10000 });
+    check('the Pi view is hidden before prompt 2', !(await page.locator('iframe.webview.ready').isVisible()));
+    await pick('>Pi: Prompt', 'Pi: Prompt');
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Pi: Prompt' }).waitFor({ timeout: 10000 });
+    await page.locator('.quick-input-widget input.input').fill(PROMPT2);
+    await page.keyboard.press('Enter');
+    check('the Pi view opens by itself when the prompt starts', await waitUntil('the Pi view to show',
+      async () => (await page.locator('iframe.webview.ready').isVisible())
+        && (await page.locator('.part.sidebar .composite.title', { hasText: /transcript/i }).count()) === 1, 20000, 200).catch(() => false));
     await waitUntil('the question about pip', async () => (await card.count()) === 1
       && (await card.textContent()).includes('pip install'), 60000, 200);
     await view.locator('#abort').click();
