@@ -89,9 +89,17 @@ def test_vsix_holds_the_bundle_and_the_manifest(vsix: Path) -> None:
         assert properties[key]["scope"] in ("machine", "application"), key
         assert key in restricted, key
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+    # issue 15: active only once a Pi command or the Pi view is used, never in every window at start-up
+    events = manifest["activationEvents"]
+    assert not {"*", "onStartupFinished"} & set(events), events
+    assert all(e.startswith(("onCommand:pi.", "onView:pi.")) for e in events), events
+    assert "onView:pi.transcript" in events and "onCommand:pi.prompt" in events
+    assert {"type": "webview", "id": "pi.transcript", "name": "Transcript"} in manifest["contributes"]["views"]["pi"]
+    assert {"extension/media/transcript.js", "extension/media/transcript.css", "extension/media/pi.svg"} <= names
+    assert "markdown-it" in bundle or "MarkdownIt" in bundle  # bundled, no runtime require
 
 
-def test_real_workbench_prompt_edit_save_undo(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def test_real_workbench_view_prompt_approvals_edit_save_undo(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if os.environ.get("CI") != "true":
         pytest.skip(
             "SKIPPED LOUDLY: the real VS Code workbench test (code-server + headless Chromium) runs only "
@@ -104,8 +112,7 @@ def test_real_workbench_prompt_edit_save_undo(request: pytest.FixtureRequest, tm
     _ensure_node_modules(npm, WORKBENCH)
     shim = make_shim(tmp_path / "bin")
     replay = Replay(WORKBENCH / "session.jsonl")
-    artifacts = WORKBENCH / ".run"
-    shutil.rmtree(artifacts, ignore_errors=True)
+    artifacts = tmp_path / "workbench"  # screenshots, logs, the workspace copy: kept by pytest for a look
     artifacts.mkdir(parents=True)
     env = editor_env(tmp_path, shim_dir=None, CODE_SERVER=str(CODE_SERVER), VSIX=str(vsix),
                      PI_LSP_SERVER=str(shim), PI_BASE_URL=replay.url, E2E_DIR=str(artifacts),
@@ -124,3 +131,5 @@ def test_real_workbench_prompt_edit_save_undo(request: pytest.FixtureRequest, tm
     )
     assert "FAIL" not in output and "checks passed" in output, output[-4000:]
     assert not divergences, "the requests differed from the recording:\n" + "\n".join(divergences)
+    for shot in ("approval.png", "transcript.png", "timeout.png"):  # taken and checked for their elements by run.js
+        assert (artifacts / shot).stat().st_size > 0, shot

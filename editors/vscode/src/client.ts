@@ -5,14 +5,16 @@
  * missing, wrong or crashed server with a clear message and a restart action.
  *
  * `workspace/configuration` for section `pi` is answered with {@link serverSettings}: settings that
- * can leak a key or widen rights are read from user scope only. `window/showMessageRequest`
- * (approvals) is VS Code's own notification with the server's buttons.
+ * can leak a key or widen rights are read from user scope only. Approvals come as
+ * `pi/requestApproval` (with `pi/approvalWithdrawn`) and are shown by {@link ApprovalPrompts}; a
+ * server that still sends `window/showMessageRequest` gets VS Code's own notification.
  */
 import * as vscode from 'vscode';
 import {
   CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, LanguageClientOptions,
   ServerOptions, State, StaticFeature,
 } from 'vscode-languageclient/node';
+import { ApprovalPrompts } from './approvals';
 import { PI_CAPABILITIES, documentState, reloadDocuments, saveDocuments } from './documentSync';
 import { checkServerInfo, resolveServer } from './serverResolution';
 import { ServerSettings, serverEnvironment, serverSettings } from './settingsModel';
@@ -45,10 +47,16 @@ export class PiClient implements vscode.Disposable {
   client: LanguageClient | undefined;
   private stopping = false;
   private shownProblems = '';
+  /** The `pi` settings last handed to the server (initialize or workspace/configuration). */
+  lastSettings: unknown;
   private readonly disposables: vscode.Disposable[] = [];
   readonly serverLog = vscode.window.createOutputChannel('Pi Server');
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly transcript: Transcript) {}
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly transcript: Transcript,
+    private readonly approvals: ApprovalPrompts,
+  ) {}
 
   get running(): boolean {
     return this.client?.state === State.Running;
@@ -79,6 +87,7 @@ export class PiClient implements vscode.Disposable {
       return false;
     }
     const { settings } = await this.settings();
+    this.lastSettings = settings;
     const args = readSetting('server.args', true);
     const env = serverEnvironment(process.env, settings, await this.context.secrets.get(SECRET_KEY));
     const serverOptions: ServerOptions = {
@@ -107,6 +116,7 @@ export class PiClient implements vscode.Disposable {
               return answers;
             }
             const pi = (await this.settings()).settings;
+            this.lastSettings = pi;
             return params.items.map((item, i) => (item.section === 'pi' ? pi : answers[i]));
           },
         },
@@ -114,9 +124,17 @@ export class PiClient implements vscode.Disposable {
     };
     const client = new LanguageClient('pi', 'Pi', serverOptions, clientOptions);
     client.registerFeature(new PiCapabilitiesFeature());
-    client.onNotification('pi/event', (params) => this.transcript.event(params));
+    client.onNotification('pi/event', (params) => {
+      this.transcript.event(params);
+      const event = params?.event;
+      if (event?.type === 'approval_resolved' && typeof event.approvalId === 'string') {
+        this.approvals.serverResolved(event.approvalId);
+      }
+    });
     client.onRequest('pi/saveDocuments', (params) => saveDocuments(params, (line) => this.transcript.note(line)));
     client.onRequest('pi/reloadDocuments', (params) => reloadDocuments(params));
+    client.onRequest('pi/requestApproval', (params) => this.approvals.request(params));
+    client.onNotification('pi/approvalWithdrawn', (params) => this.approvals.withdrawn(params));
     this.client = client;
     this.stopping = false;
     this.transcript.setStatus('starting');
@@ -149,6 +167,7 @@ export class PiClient implements vscode.Disposable {
     this.client = undefined;
     this.stopping = true;
     this.disposables.splice(0).forEach((d) => d.dispose());
+    this.approvals.denyAll('the server stopped');
     if (client && client.state !== State.Stopped) {
       try {
         await client.stop(3000);
@@ -191,6 +210,7 @@ export class PiClient implements vscode.Disposable {
   private async reportCrash(): Promise<void> {
     this.client = undefined;
     this.disposables.splice(0).forEach((d) => d.dispose());
+    this.approvals.denyAll('the server stopped');
     const message = 'The pi-lsp server stopped unexpectedly.';
     this.transcript.setStatus('stopped', message);
     this.transcript.note(`✗ ${message} See the "Pi Server" output for its log.`);

@@ -8,11 +8,15 @@
  * session of the previous one (the model keeps the conversation).
  */
 import * as vscode from 'vscode';
+import { ApprovalPrompts } from './approvals';
 import { PiClient, SECRET_KEY, errorText } from './client';
 import { Transcript } from './transcript';
+import { Delivery, TranscriptView } from './transcriptView';
 
 export class PiController implements vscode.Disposable {
   readonly transcript = new Transcript();
+  readonly view: TranscriptView;
+  readonly approvals: ApprovalPrompts;
   readonly client: PiClient;
   sessionId: string | undefined;
   running = false;
@@ -20,7 +24,13 @@ export class PiController implements vscode.Disposable {
   readonly results: unknown[] = [];
 
   constructor(private readonly context: vscode.ExtensionContext) {
-    this.client = new PiClient(context, this.transcript);
+    this.view = new TranscriptView(context.extensionUri, this.transcript, {
+      submit: (text, delivery) => void this.submit(text, delivery),
+      answer: (approvalId, action) => this.approvals.answer(approvalId, action),
+      abort: () => void this.abort(),
+    });
+    this.approvals = new ApprovalPrompts(this.transcript, () => this.view.reveal(true));
+    this.client = new PiClient(context, this.transcript, this.approvals);
     const command = (id: string, run: (...args: any[]) => unknown) =>
       context.subscriptions.push(vscode.commands.registerCommand(id, run));
     command('pi.prompt', (text?: unknown) => this.promptCommand(typeof text === 'string' ? text : undefined));
@@ -77,6 +87,16 @@ export class PiController implements vscode.Disposable {
     await this.prompt(`${ask}\n\nSelected in ${where}:\n\`\`\`\n${editor.document.getText(sel)}\n\`\`\``);
   }
 
+  /**
+   * A prompt typed in the Pi view. `delivery` is the hook for Pi's steer/follow-up messages; today
+   * every prompt starts a run, so one typed while a run is active is refused with a message.
+   */
+  async submit(text: string, delivery: Delivery): Promise<void> {
+    if (delivery === 'prompt' && (await this.ready())) {
+      await this.prompt(text);
+    }
+  }
+
   /** Send `pi/prompt` and wait for the run to end; the transcript streams meanwhile. */
   async prompt(text: string): Promise<void> {
     if (this.running) {
@@ -89,7 +109,9 @@ export class PiController implements vscode.Disposable {
     }
     this.running = true;
     this.transcript.setStatus('running');
-    this.transcript.note(`\n» ${text}`);
+    this.view.setRunning(true);
+    this.transcript.prompt(text);
+    void this.view.reveal(true);
     try {
       const params: Record<string, unknown> = { text };
       if (this.sessionId) {
@@ -110,6 +132,7 @@ export class PiController implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Pi: the prompt failed: ${errorText(error)}`);
     } finally {
       this.running = false;
+      this.view.setRunning(false);
       this.transcript.setStatus(this.client.running ? 'idle' : 'stopped');
     }
   }
@@ -142,6 +165,8 @@ export class PiController implements vscode.Disposable {
 
   dispose(): void {
     this.client.dispose();
+    this.approvals.dispose();
+    this.view.dispose();
     this.transcript.dispose();
   }
 

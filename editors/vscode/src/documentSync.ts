@@ -15,7 +15,7 @@
 import * as fs from 'fs';
 import * as vscode from 'vscode';
 
-export const PI_CAPABILITIES = { saveDocuments: true, reloadDocuments: true, editClosedFiles: true, documentState: true };
+export const PI_CAPABILITIES = { saveDocuments: true, reloadDocuments: true, editClosedFiles: true, documentState: true, approvals: true };
 
 export interface SaveReply { saved: string[]; skipped: { uri: string; reason: string }[] }
 export interface ReloadReply { reloaded: string[]; skipped: { uri: string; reason: string }[] }

@@ -67,6 +67,11 @@ export class TranscriptRenderer {
       }
       case 'tool_execution_end':
         return this.toolEnd(event, external);
+      case 'approval_requested':
+        return this.line(`${external}? approval asked: ${String(event.title ?? event.toolName ?? '?')}`);
+      case 'approval_resolved':
+        return this.line(`${external}${event.decision === 'allow' ? '✔' : '⛔'} approval ${event.decision === 'allow' ? 'allowed' : 'denied'}`
+          + `${event.scope === 'session' ? ' for this session' : ''} (by ${String(event.by ?? '?')}): ${String(event.toolName ?? '?')}`);
       case 'pi_approval_request':
         return this.line(`${external}? approval asked for ${String(event.toolName ?? '?')}: ${String(event.scope ?? '')}` +
           (event.reason ? ` (${String(event.reason)})` : ''));

@@ -40,6 +40,8 @@ function collect(controller: PiController): Record<string, unknown> {
     reportedAt: Date.now(),
     vscodeVersion: vscode.version,
     serverRunning: controller.client.running,
+    lastSettings: controller.client.lastSettings ?? null,
+    pendingApprovals: controller.approvals.pendingIds(),
     status: controller.transcript.status,
     running: controller.running,
     sessionId: controller.sessionId ?? null,

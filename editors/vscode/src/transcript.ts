@@ -1,10 +1,12 @@
 /**
- * The user-visible side of a run: the "Pi" output channel (the streamed transcript of
- * {@link TranscriptRenderer}) and a status bar item showing idle, running, stopped or untrusted.
- * A bounded copy of the transcript text is kept for the test-only state report.
+ * The user-visible side of a run: the {@link TranscriptModel} that the Pi view shows (listeners
+ * of {@link Transcript.onDidChange} get the entries that changed), the "Pi" output channel (the
+ * plain-text log of {@link TranscriptRenderer}) and a status bar item showing idle, running,
+ * stopped or untrusted. A bounded copy of the log text is kept for the test-only state report.
  */
 import * as vscode from 'vscode';
 import { TranscriptRenderer } from './eventRendering';
+import { Entry, TranscriptModel } from './transcriptModel';
 
 /** Most characters of transcript kept in memory (the channel itself keeps everything). */
 export const KEPT_CHARS = 1_000_000;
@@ -14,6 +16,10 @@ export type PiStatus = 'starting' | 'idle' | 'running' | 'stopped' | 'untrusted'
 export class Transcript implements vscode.Disposable {
   readonly channel = vscode.window.createOutputChannel('Pi');
   readonly renderer = new TranscriptRenderer();
+  readonly model = new TranscriptModel();
+  private readonly changed = new vscode.EventEmitter<Entry[]>();
+  /** Fires with the model's entries that changed (never an empty list). */
+  readonly onDidChange = this.changed.event;
   private readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private kept = '';
   status: PiStatus = 'starting';
@@ -26,11 +32,31 @@ export class Transcript implements vscode.Disposable {
   /** Render one `pi/event` params object into the channel. */
   event(params: unknown): void {
     this.append(this.renderer.render(params));
+    this.changes(this.model.event(params));
   }
 
-  /** A line of the extension's own (saves, errors, prompts). */
-  note(text: string): void {
+  /** A line of the extension's own (saves, errors); `error` marks it as an error in the view. */
+  note(text: string, error = false): void {
     this.append(this.renderer.note(text));
+    this.changes(this.model.note(text.trim(), error || text.trimStart().startsWith('✗')));
+  }
+
+  /** A line for the log channel only (the view shows the same thing its own way). */
+  log(text: string): void {
+    this.append(this.renderer.note(text));
+  }
+
+  /** The user's prompt, as sent. */
+  prompt(text: string): void {
+    this.append(this.renderer.note(`\n» ${text}`));
+    this.changes(this.model.prompt(text));
+  }
+
+  /** Tell the view about entries changed through {@link model} directly. */
+  changes(entries: Entry[]): void {
+    if (entries.length > 0) {
+      this.changed.fire(entries);
+    }
   }
 
   /** The kept transcript text (the last {@link KEPT_CHARS} characters). */
@@ -51,10 +77,11 @@ export class Transcript implements vscode.Disposable {
     this.item.text = text;
     this.item.tooltip = detail ? `${tooltip}\n${detail}` : tooltip;
     this.item.command = status === 'running' ? 'pi.abort' : status === 'stopped' ? 'pi.restartServer'
-      : status === 'idle' ? 'pi.prompt' : 'pi.showLog';
+      : status === 'idle' ? 'pi.transcript.focus' : 'pi.showLog';
   }
 
   dispose(): void {
+    this.changed.dispose();
     this.item.dispose();
     this.channel.dispose();
   }

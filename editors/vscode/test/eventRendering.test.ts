@@ -64,6 +64,10 @@ test('an event after streamed text starts on a new line; a note too', () => {
   assert.equal(r.render(text('line\n')), 'line\n');
   assert.equal(r.render(ev({ type: 'pi_approval_request', toolName: 'bash', scope: 'rm -rf build', reason: 'not read-only' })),
     '? approval asked for bash: rm -rf build (not read-only)\n');
+  assert.equal(r.render(ev({ type: 'approval_requested', approvalId: 'a', toolName: 'bash', title: 'Run bash: rm -rf build' })),
+    '? approval asked: Run bash: rm -rf build\n');
+  assert.equal(r.render(ev({ type: 'approval_resolved', approvalId: 'a', toolName: 'bash', decision: 'deny', scope: null, by: 'timeout' })),
+    '⛔ approval denied (by timeout): bash\n');
 });
 
 test('long results, arguments and updates are bounded', () => {

@@ -1,0 +1,97 @@
+// The Pi view's page script (see src/transcriptView.ts for the messages). Runs under a
+// Content-Security-Policy that allows only this file (by nonce): no inline handlers, no eval.
+// Entries arrive as HTML fragments rendered and escaped by the extension; this script only
+// places them (replacing an entry in place keeps its <details> open or closed), keeps the view
+// scrolled to the end while the user is at the end, and sends the prompt box and the buttons.
+(function () {
+  'use strict';
+  const vscode = acquireVsCodeApi();
+  const transcript = document.getElementById('transcript');
+  const form = document.getElementById('prompt-form');
+  const prompt = document.getElementById('prompt');
+  const abort = document.getElementById('abort');
+
+  const atEnd = () => window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+
+  function place(entry) {
+    const holder = document.createElement('div');
+    holder.innerHTML = entry.html;
+    const element = holder.firstElementChild;
+    if (!element) return;
+    const old = transcript.querySelector(`[data-id="${CSS.escape(entry.id)}"]`);
+    if (old) {
+      const wasOpen = old.querySelector('details') && old.querySelector('details').open;
+      if (wasOpen && element.querySelector('details')) element.querySelector('details').open = true;
+      old.replaceWith(element);
+    } else {
+      const empty = transcript.querySelector('.empty');
+      if (empty) empty.remove();
+      transcript.appendChild(element);
+    }
+    const preferred = element.querySelector('button[data-default="true"]');
+    if (preferred) preferred.focus();
+  }
+
+  function apply(entries) {
+    const follow = atEnd();
+    for (const entry of entries) place(entry);
+    if (follow) window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  const send = document.getElementById('send');
+  let running = false;
+
+  // While a run is active the box keeps what is typed and Send waits: one prompt runs at a time.
+  // (Pi's steer / follow-up messages would be sent here with another `delivery`.)
+  function setRunning(value) {
+    running = value;
+    abort.hidden = !running;
+    send.disabled = running;
+    document.body.classList.toggle('running', running);
+  }
+
+  window.addEventListener('message', (event) => {
+    const message = event.data;
+    if (!message || typeof message !== 'object') return;
+    if (message.type === 'reset') {
+      transcript.querySelectorAll('[data-id]').forEach((e) => e.remove());
+      apply(message.entries);
+      setRunning(message.running);
+    } else if (message.type === 'upsert') {
+      apply(message.entries);
+    } else if (message.type === 'state') {
+      setRunning(message.running);
+    }
+  });
+
+  function submit() {
+    const text = prompt.value;
+    if (text.trim() === '' || running) return;
+    vscode.postMessage({ type: 'submit', text, delivery: 'prompt' });
+    prompt.value = '';
+  }
+
+  form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
+  prompt.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) { event.preventDefault(); submit(); }
+  });
+  abort.addEventListener('click', () => vscode.postMessage({ type: 'abort' }));
+
+  transcript.addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-approval]');
+    if (!button) return;
+    button.closest('.actions').querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    vscode.postMessage({ type: 'approval', approvalId: button.dataset.approval, action: button.dataset.action });
+  });
+  // Escape on a pending approval dismisses it, and dismissing is Deny.
+  transcript.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape') return;
+    const card = event.target.closest('.approval.pending');
+    if (!card) return;
+    const approvalId = card.dataset.approvalId;
+    card.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    vscode.postMessage({ type: 'approval', approvalId, action: 'deny' });
+  });
+
+  vscode.postMessage({ type: 'ready' });
+}());
