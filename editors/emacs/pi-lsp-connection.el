@@ -183,7 +183,7 @@ Signals `user-error' when `pi-lsp-command' is not found, and `jsonrpc-error' whe
 does not answer `initialize' within `pi-lsp-connect-timeout' seconds."
   (let ((program (car pi-lsp-command)))
     (unless (executable-find program)
-      (user-error "pi-lsp: `%s' was not found on exec-path; install it (pipx install pi-lsp) or set `pi-lsp-command'"
+      (user-error "pi-lsp: `%s' was not found on exec-path; install it (pipx install /path/to/pi-lsp, a checkout) or set `pi-lsp-command'"
                   program)))
   (let* ((default-directory root)
          (name (format "pi-lsp %s" (file-name-nondirectory (directory-file-name root))))

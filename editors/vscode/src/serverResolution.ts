@@ -12,8 +12,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-/** Commands that install the server, shown when it is missing. */
-export const INSTALL_COMMANDS = ['pipx install pi-lsp', 'uv tool install pi-lsp'];
+/** Commands that install the server from a checkout of pi-lsp (it is not on PyPI), shown when it is missing. */
+export const INSTALL_COMMANDS = ['pipx install /path/to/pi-lsp', 'uv tool install /path/to/pi-lsp'];
 
 /** Oldest server version with the `pi/*` methods this extension calls (`pi/prompt`, `pi/event`). */
 export const MIN_SERVER_VERSION = '0.1.0';

@@ -47,7 +47,7 @@ test('a blank setting means unset; nothing found gives the install commands', ()
   const res = resolveServer({ configuredPath: undefined, envPath: [f.bin1, f.empty].join(path.delimiter) });
   assert.equal(res.kind, 'missing');
   assert.deepEqual((res as any).installCommands, INSTALL_COMMANDS);
-  assert.match((res as any).message, /pipx install pi-lsp.*uv tool install pi-lsp/);
+  assert.match((res as any).message, /pipx install \/path\/to\/pi-lsp.*uv tool install \/path\/to\/pi-lsp/);
   assert.equal(resolveServer({ configuredPath: '', envPath: undefined }).kind, 'missing');
 });
 
