@@ -104,6 +104,7 @@ class PlainCommands:
         self.runs: dict[str, Run] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._starting: Run | None = None
+        self._replied: asyncio.Future[None] | None = None
 
     # -- routing from the server --------------------------------------------------------------
 
@@ -140,8 +141,13 @@ class PlainCommands:
 
     # -- the commands -------------------------------------------------------------------------
 
-    async def execute(self, command: str, arguments: list[Any]) -> Any:
-        """Run ``command`` with ``arguments`` (the request's list); see the module docstring."""
+    async def execute(self, command: str, arguments: list[Any], replied: "asyncio.Future[None] | None" = None) -> Any:
+        """Run ``command`` with ``arguments`` (the request's list); see the module docstring.
+
+        ``replied`` resolves when the command's reply has been written; a started run sends
+        nothing to the client before that (:meth:`~pi_lsp.daemon.rpc.PiProtocol.reply_sent`).
+        """
+        self._replied = replied
         if command == ABORT:
             return {"aborted": self.abort()}
         try:
@@ -221,14 +227,19 @@ class PlainCommands:
         run = Run(session.id, progress, transcript)
         self.runs[session.id] = run
         self._starting = run
-        task = asyncio.ensure_future(self._run(run, text, removal, host))
+        task = asyncio.ensure_future(self._run(run, text, removal, host, self._replied))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return {"sessionId": session.id, "transcript": transcript.uri}
 
-    async def _run(self, run: Run, text: str, removal: tuple[Document, int, str] | None, host: ToolHost) -> None:
+    async def _run(
+        self, run: Run, text: str, removal: tuple[Document, int, str] | None, host: ToolHost,
+        replied: "asyncio.Future[None] | None",
+    ) -> None:
         reply: dict[str, Any] = {"sessionId": run.session_id, "stopReason": "error"}
         try:
+            if replied is not None:
+                await replied
             run.transcript.start(text)
             self._show_transcript(run)
             await run.progress.begin(text)

@@ -524,7 +524,9 @@ def create_server() -> PiLanguageServer:
     def command_handler(name: str) -> Any:
         async def command(ls: PiLanguageServer, *arguments: Any) -> Any:
             ls.require_host()
-            return await ls.plain.execute(name, list(arguments))
+            msg_id = ls.protocol.msg_id
+            replied = ls.protocol.reply_sent(msg_id) if msg_id is not None else None
+            return await ls.plain.execute(name, list(arguments), replied)
 
         return command
 

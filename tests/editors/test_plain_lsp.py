@@ -88,3 +88,24 @@ def test_neovim_07_without_plugin(tmp_path: Path) -> None:
 
 def test_neovim_011_without_plugin(tmp_path: Path) -> None:
     run_plain_nvim(nvim_011(), tmp_path, "0.11")
+
+
+def test_emacs_eglot_without_package(tmp_path: Path) -> None:
+    emacs = shutil.which("emacs", path="/usr/bin:/bin")
+    if emacs is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("emacs is not installed (apt-get install emacs-nox elpa-eglot)")
+        emacs = require_program("emacs", "emacs-nox elpa-eglot")
+    ws = workspace(tmp_path)
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "plain_lsp.jsonl")
+    try:
+        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_TEST_URL=replay.url,
+                         PI_TEST_JOURNALS=str(tmp_path / "journals"), PI_TEST_RESULT=str(result))
+        rc, data, output = run_editor([emacs, "--batch", "-l", str(HERE / "eglot_plain.el")], cwd=ws, env=env, result=result)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    assert (ws / "greet.py").read_text(encoding="utf-8") == GREET
