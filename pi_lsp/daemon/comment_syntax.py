@@ -103,6 +103,9 @@ FILE_NAMES: dict[str, str] = {
     ".gitignore": "gitignore", "justfile": "just", ".vimrc": "vim",
 }
 
+GENERIC_LANGUAGE_IDS = frozenset({"plaintext", "text", "txt"})
+"""``languageId``\ s that say nothing about the language (the file name decides then)."""
+
 ANY = CommentSyntax(
     line=("#", "//", "--", ";", "%", '"'),
     block=(("<!--", "-->"), ("/*", "*/"), ("(*", "*)")),
@@ -111,9 +114,9 @@ ANY = CommentSyntax(
 
 
 def language_of(language_id: str | None, path: str | None) -> str:
-    """The document's language: ``language_id`` when the client sent one, else the one its file
-    name or extension implies (``path``: a filesystem path or URI), else ``""``."""
-    if language_id:
+    """The document's language: ``language_id`` when the client sent a specific one, else the one
+    its file name or extension implies (``path``: a filesystem path or URI), else ``""``."""
+    if language_id and language_id.lower() not in GENERIC_LANGUAGE_IDS:
         return language_id
     if path:
         name = PurePosixPath(path).name.lower()
