@@ -104,7 +104,7 @@ FILE_NAMES: dict[str, str] = {
 }
 
 GENERIC_LANGUAGE_IDS = frozenset({"plaintext", "text", "txt"})
-"""``languageId``\ s that say nothing about the language (the file name decides then)."""
+"""``languageId`` values that say nothing about the language (the file name decides then)."""
 
 ANY = CommentSyntax(
     line=("#", "//", "--", ";", "%", '"'),
