@@ -4,15 +4,16 @@ Commands (advertised in ``executeCommandProvider.commands``):
 
 - ``pi.runInstruction {uri, line, instruction, selection?}`` (the "Pi: run this instruction" code
   action, :mod:`pi_lsp.daemon.code_actions`): checks that the line still holds the instruction,
-  removes it through the edit path (a versioned ``workspace/applyEdit``, verified by ``didChange``,
-  one undo step in the editor), then starts the agent with the instruction and its context;
+  removes it through the agent's own edit path (a versioned ``workspace/applyEdit`` verified by
+  ``didChange``; the disk for a client without ``workspace.applyEdit``), then starts the agent with
+  the instruction and its context;
 - ``pi.prompt "text"`` or ``pi.prompt {text, sessionId?}``: starts the agent with the text;
 - ``pi.abort``: aborts the running prompt (also a pending start); answers ``{aborted}``.
 
 A start answers at once with ``{sessionId, transcript}`` and the run goes on in the background:
 clients such as eglot wait for ``executeCommand`` synchronously, with a timeout, so the reply
-cannot wait for the run. What the user can no longer fix (no model configured, another run active,
-the instruction line changed, a bad argument) is an error reply (RequestFailed or InvalidParams)
+cannot wait for the run. What prevents a start (no model configured, another run active, the
+instruction line changed, a bad argument) is an error reply (RequestFailed or InvalidParams)
 and a ``window/showMessage``; nothing is removed then. Failures after the reply (the editor refused
 the removal) are ``window/showMessage`` errors.
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -54,8 +54,7 @@ from pi_lsp.daemon.settings import Settings
 from pi_lsp.daemon.tool_host import ToolHost
 from pi_lsp.daemon.transcript_document import TranscriptDocument
 from pi_lsp.daemon.work_done_progress import RunProgress
-from pi_lsp.editor.documents import Document
-from pi_lsp.editor.edit_session import EditRequest, run_editor_edit
+from pi_lsp.editor.documents import UTF8_BOM, Document
 
 logger = logging.getLogger(__name__)
 
@@ -267,31 +266,22 @@ class PlainCommands:
             self._announce_end(run, reply)
 
     async def _remove_instruction(self, document: Document, line: int, expected: str, host: ToolHost) -> None:
-        """Remove the instruction line through the editor (design.md section 4); ToolError when
-        the editor cannot or does not apply it, or the line changed meanwhile."""
-        if not host.connection.features.apply_edit:
-            raise ToolError("this editor does not accept workspace/applyEdit, so the instruction line cannot be removed")
-        current = host.store.by_uri(document.uri)
-        if current is None:
-            raise ToolError(f"{document.uri} was closed before the instruction could be removed")
-        pieces = line_pieces(current.text)
+        """Remove the instruction line through the edit path the agent's edits take
+        (:class:`~pi_lsp.editor.file_access.EditorFileAccess`: a versioned ``workspace/applyEdit``
+        verified by ``didChange``, or the disk for a client without ``workspace.applyEdit``).
+        ToolError when it cannot be done or the line changed meanwhile."""
+        if document.path is None:
+            raise ToolError(f"{document.uri} is not a file, so the instruction line cannot be removed")
+        snapshot = await host.files.read(document.path)
+        bom = UTF8_BOM if snapshot.data.startswith(UTF8_BOM) else b""
+        text = snapshot.data[len(bom):].decode("utf-8", "surrogatepass")
+        pieces = line_pieces(text)
         if line >= len(pieces) or split_lines(pieces[line]) != [expected]:
             raise ToolError("the instruction line changed before it could be removed; run the code action again")
         new = "".join(pieces[:line] + pieces[line + 1:])
-        path = current.path or Path(current.uri)
-        request = EditRequest(
-            path=path,
-            real_path=current.real_path or Path(os.path.realpath(path)),
-            uri=current.uri,
-            old=current.text,
-            new=new,
-            version=current.version,
-            is_open=True,
-            clean_before=not current.dirty,
-            has_bom=current.has_bom,
-            label=REMOVE_LABEL,
+        await host.files.write(
+            document.path, bom + new.encode("utf-8", "surrogatepass"), previous=snapshot, label=REMOVE_LABEL
         )
-        await run_editor_edit(request, host.store, host.connection, host.editor_settings)
 
     def _show_transcript(self, run: Run) -> None:
         caps = self._daemon.client_capabilities

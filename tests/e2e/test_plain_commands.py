@@ -227,13 +227,19 @@ async def test_a_second_start_is_refused_and_cancelling_the_progress_aborts(star
     assert text.endswith("## Result\n\nAborted\n")
 
 
-async def test_a_client_without_literals_progress_or_show_document(start, tmp_path: Path) -> None:
+async def test_a_minimal_client_without_apply_edit_literals_progress_or_show_document(start, tmp_path: Path) -> None:
+    """Like Vim's ALE: no ``workspace.applyEdit``, so the removal and the agent's edit go to disk
+    (Pi's behaviour); no code action literals, no progress, no showDocument: messages instead."""
     caps = generic_capabilities(literals=False, progress=False, show_document=False)
-    client = await start([{"reply": {"text": "Done."}}], caps=caps)
+    assert caps.workspace is not None
+    caps.workspace.apply_edit = False
+    client = await start([{"reply": {"text": "Editing.", "toolCalls": [BYE_EDIT]}}, {"reply": {"text": "Done."}}], caps=caps)
     [command] = await client.actions(4)
     assert set(command) == {"title", "command", "arguments"} and command["command"] == "pi.runInstruction"
     reply = await client.execute("pi.runInstruction", *command["arguments"])
     transcript = tmp_path / "journals" / f"{reply['sessionId']}.md"
     assert await wait_until(lambda: "Pi: Done" in client.editor.shown_messages, timeout=30), client.editor.shown_messages
-    assert client.created == [] and client.progress == [] and client.shown == []
+    assert client.created == [] and client.progress == [] and client.shown == [] and client.editor.apply_edits == []
     assert f"Pi is running; transcript: {transcript}" in client.editor.shown_messages
+    disk = (tmp_path / "ws" / "greet.py").read_text(encoding="utf-8")
+    assert disk == 'def greet():\n    return "hi"\n\n\ndef bye():\n    return "ciao"\n'
