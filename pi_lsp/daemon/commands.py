@@ -132,9 +132,12 @@ class PlainCommands:
         return self._daemon.agents.active is not None or self._starting is not None
 
     async def close(self) -> None:
-        """Abort every run of this module and wait for them (session end)."""
+        """Session end: abort every run of this module, cancel its task (a run may still wait for
+        a reply that will never be written) and wait for the tasks to finish."""
         for run in list(self.runs.values()):
             self._abort_run(run)
+        for task in self._tasks:
+            task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
@@ -251,6 +254,9 @@ class PlainCommands:
             reply = await self._daemon.agents.prompt(
                 text, run.session_id, host=host, settings=self._daemon.settings
             )
+        except asyncio.CancelledError:
+            reply = {"sessionId": run.session_id, "stopReason": "aborted"}
+            raise
         except (ToolError, SessionBusy) as exc:
             message = exc.message if isinstance(exc, ToolError) else str(exc)
             reply = {"sessionId": run.session_id, "stopReason": "error", "errorMessage": message}
@@ -263,7 +269,10 @@ class PlainCommands:
             self.runs.pop(run.session_id, None)
             run.transcript.end(reply)
             run.progress.end(reply)
-            self._announce_end(run, reply)
+            try:
+                self._announce_end(run, reply)
+            except Exception:  # the client may be gone (session end)
+                logger.exception("could not announce the end of the run of session %s", run.session_id)
 
     async def _remove_instruction(self, document: Document, line: int, expected: str, host: ToolHost) -> None:
         """Remove the instruction line through the edit path the agent's edits take

@@ -243,3 +243,13 @@ async def test_a_minimal_client_without_apply_edit_literals_progress_or_show_doc
     assert f"Pi is running; transcript: {transcript}" in client.editor.shown_messages
     disk = (tmp_path / "ws" / "greet.py").read_text(encoding="utf-8")
     assert disk == 'def greet():\n    return "hi"\n\n\ndef bye():\n    return "ciao"\n'
+
+
+async def test_shutdown_during_a_run_ends_it_and_the_daemon_exits(start, tmp_path: Path) -> None:
+    sleep = {"id": "s1", "name": "bash", "arguments": {"command": "sleep 30"}}
+    client = await start([{"reply": {"text": "Waiting.", "toolCalls": [sleep]}}])
+    reply = await client.execute("pi.prompt", "wait a while")
+    assert await wait_until(lambda: {"kind": "report", "message": "bash: sleep 30"} in client.progress, timeout=30)
+    assert await client.editor.stop() == 0
+    text = (tmp_path / "journals" / f"{reply['sessionId']}.md").read_text(encoding="utf-8")
+    assert text.endswith("## Result\n\nAborted\n")
