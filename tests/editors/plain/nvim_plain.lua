@@ -72,6 +72,14 @@ local handlers = {
     table.insert(R.notes.messages, result.message)
   end,
 }
+-- what statuslines listen to: LspProgress (0.10+) or User LspProgressUpdate (0.7 to 0.9)
+local progress_autocmds = 0
+if v011 then
+  api.nvim_create_autocmd('LspProgress', { callback = function() progress_autocmds = progress_autocmds + 1 end })
+else
+  vim.cmd('autocmd User LspProgressUpdate lua PI_PROGRESS_UPDATE()')
+  function PI_PROGRESS_UPDATE() progress_autocmds = progress_autocmds + 1 end
+end
 local function ended(n) return #vim.tbl_filter(function(v) return v.kind == 'end' end, progress) >= n end
 local function report(pattern)
   return has(progress, function(v) return v.kind == 'report' and (v.message or ''):find(pattern) ~= nil end)
@@ -137,6 +145,8 @@ local ok, err = xpcall(function()
   check('progress reports the edit call', report('^edit: greet%.py$') ~= nil, progress)
   check('progress reports the approval wait', report('^waiting for your approval: bash') ~= nil, progress)
   check('progress reports the bash call', report('^bash: touch approved%.txt$') ~= nil, progress)
+  check("the editor's own progress event fired for each notification", progress_autocmds >= #progress,
+    { autocmds = progress_autocmds, notifications = #progress })
   local last = has(progress, function(v) return v.kind == 'end' end)
   check('progress ends with Done', last ~= nil and last.message == 'Done', last)
 
