@@ -195,3 +195,21 @@ def test_an_unwritable_transcript_is_skipped(tmp_path: Path) -> None:
     doc = TranscriptDocument(tmp_path / "file" / "s.md", "s", tmp_path)  # its folder is a file
     doc.start("x")
     doc.end({"stopReason": "stop"})  # no exception
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ("x", "must be an object"),
+        ({"line": 1, "instruction": "x"}, "uri must be"),
+        ({"uri": "u", "line": True, "instruction": "x"}, "line must be"),
+        ({"uri": "u", "line": 1, "instruction": " "}, "instruction must be"),
+        ({"uri": "u", "line": 1, "instruction": "x", "selection": {"startLine": 3, "endLine": 2}}, "selection must be"),
+        ({"uri": "u", "line": 1, "instruction": "x", "selection": [0, 1]}, "selection must be"),
+    ],
+)
+def test_bad_command_arguments_are_named(value, error) -> None:
+    from pi_lsp.daemon.code_actions import InstructionArgs
+
+    with pytest.raises(ValueError, match=error):
+        InstructionArgs.from_json(value)

@@ -92,7 +92,7 @@ class InstructionArgs:
         uri, line, instruction = value.get("uri"), value.get("line"), value.get("instruction")
         if not isinstance(uri, str) or not uri:
             raise ValueError("uri must be a non-empty string")
-        if not isinstance(line, int) or isinstance(line, bool) or line < 0:
+        if not _line_number(line):
             raise ValueError("line must be a non-negative integer")
         if not isinstance(instruction, str) or not instruction.strip():
             raise ValueError("instruction must be a non-empty string")
@@ -101,10 +101,14 @@ class InstructionArgs:
         if raw is not None:
             first = raw.get("startLine") if isinstance(raw, dict) else None
             last = raw.get("endLine") if isinstance(raw, dict) else None
-            if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (first, last)) or last < first:  # type: ignore[operator]
+            if not (_line_number(first) and _line_number(last) and first <= last):
                 raise ValueError("selection must be {startLine, endLine} with 0 <= startLine <= endLine")
             selection = (first, last)
         return cls(uri, line, instruction, selection)
+
+
+def _line_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def selection_lines(range_: types.Range) -> tuple[int, int] | None:
