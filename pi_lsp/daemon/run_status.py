@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+APPROVAL_REQUESTED = ("pi_approval_request", "approval_requested")
+"""Event types announcing an approval question (today's name and the approvals spec's)."""
+
 MAX_LINE_CHARS = 120
 """A status line is cut to this many code points (with ``…``)."""
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.daemon.run_status import final_line, one_line, result_text, tool_call_line
+from pi_lsp.daemon.run_status import APPROVAL_REQUESTED, final_line, one_line, result_text, tool_call_line
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class TranscriptDocument:
             self._append(f"\n- `{tool_call_line(event.get('toolName'), event.get('args'))}`\n")
         elif kind == "tool_execution_end":
             self._append(self._outcome(event))
-        elif kind == "pi_approval_request":
+        elif kind in APPROVAL_REQUESTED:
             scope = one_line(str(event.get("scope") or ""))
             reason = one_line(str(event.get("reason") or ""))
             self._append(f"\n- approval asked: {event.get('toolName')} `{scope}`" + (f" ({reason})" if reason else "") + "\n")

@@ -23,7 +23,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from pi_lsp.daemon.run_status import final_line, one_line, outcome_line, result_text, tool_call_line
+from pi_lsp.daemon.run_status import APPROVAL_REQUESTED, final_line, one_line, outcome_line, result_text, tool_call_line
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class RunProgress:
             return one_line(f"{event.get('toolName')}: {lines[-1]}") if lines else None
         if kind == "tool_execution_end":
             return outcome_line(event)
-        if kind == "pi_approval_request":
+        if kind in APPROVAL_REQUESTED:
             return one_line(f"waiting for your approval: {event.get('toolName')} {event.get('scope') or ''}")
         if kind == "message_end":
             message = event.get("message")

