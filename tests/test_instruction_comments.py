@@ -213,3 +213,18 @@ def test_bad_command_arguments_are_named(value, error) -> None:
 
     with pytest.raises(ValueError, match=error):
         InstructionArgs.from_json(value)
+
+
+def test_a_moved_instruction_is_found_again_by_its_text() -> None:
+    from pi_lsp.daemon.code_actions import InstructionArgs
+    from pi_lsp.daemon.commands import _Refused, _relocated
+
+    syntax = syntax_for("python", "a.py")
+    args = InstructionArgs("u", 1, "do it", (0, 3))
+    assert _relocated(args, ["x", "# pi: do it"], syntax) is args
+    assert _relocated(args, ["new", "x", "# pi: do it"], syntax) == InstructionArgs("u", 2, "do it", (1, 4))
+    assert _relocated(args, ["# pi: do it"], syntax) == InstructionArgs("u", 0, "do it", None)
+    with pytest.raises(_Refused, match="2 lines hold"):
+        _relocated(args, ["# pi: do it", "x", "# pi: do it"], syntax)
+    with pytest.raises(_Refused, match="no line holds"):
+        _relocated(args, ["x"], syntax)

@@ -12,8 +12,9 @@ Commands (advertised in ``executeCommandProvider.commands``):
 
 A start answers at once with ``{sessionId, transcript}`` and the run goes on in the background:
 clients such as eglot wait for ``executeCommand`` synchronously, with a timeout, so the reply
-cannot wait for the run. What prevents a start (no model configured, another run active, the
-instruction line changed, a bad argument) is an error reply (RequestFailed or InvalidParams)
+cannot wait for the run. An instruction that moved since the code action was computed (the user
+typed above it) is found again by its text. What prevents a start (no model configured, another
+run active, the instruction gone or ambiguous, a bad argument) is an error reply (RequestFailed or InvalidParams)
 and a ``window/showMessage``; nothing is removed then. Failures after the reply (the editor refused
 the removal) are ``window/showMessage`` errors.
 
@@ -192,11 +193,7 @@ class PlainCommands:
             raise _Refused(f"{args.uri} is not open in the editor")
         lines = split_lines(document.text)
         syntax = syntax_for(self.language_ids.get(args.uri), str(document.path or args.uri))
-        if args.line >= len(lines) or instruction_of(lines[args.line], syntax) != args.instruction:
-            raise _Refused(
-                f"line {args.line + 1} no longer holds the instruction {args.instruction!r}; "
-                "run the code action again"
-            )
+        args = _relocated(args, lines, syntax)
         self._check_can_start()
         path = _shown_path(document, host.env.cwd)
         context = context_after_removal(lines, args.line, args.selection)
@@ -321,6 +318,23 @@ class PlainCommands:
 
 class _Refused(Exception):
     """A command that cannot start (answered with RequestFailed)."""
+
+
+def _relocated(args: InstructionArgs, lines: list[str], syntax: Any) -> InstructionArgs:
+    """``args`` with the instruction's current line: its line when it still holds the instruction,
+    else the one line that now does (the user typed above it since the code action was computed;
+    a selection moves with it). Raises :class:`_Refused` when no line or several lines do."""
+    if args.line < len(lines) and instruction_of(lines[args.line], syntax) == args.instruction:
+        return args
+    found = [i for i, line in enumerate(lines) if instruction_of(line, syntax) == args.instruction]
+    if len(found) != 1:
+        where = "no line holds" if not found else f"{len(found)} lines hold"
+        raise _Refused(f"{where} the instruction {args.instruction!r} now; run the code action again")
+    shift = found[0] - args.line
+    selection = (args.selection[0] + shift, args.selection[1] + shift) if args.selection else None
+    if selection is not None and selection[0] < 0:
+        selection = None
+    return InstructionArgs(args.uri, found[0], args.instruction, selection)
 
 
 def _prompt_args(arguments: list[Any]) -> tuple[str, str | None]:

@@ -182,10 +182,12 @@ async def test_a_selection_goes_along_instead_of_the_block(start) -> None:
     client = await start([{"reply": {"text": "Done."}}])
     [action] = await client.actions(0, end_line=6)  # lines 1-6 selected, the instruction among them
     assert action["command"]["arguments"][0]["selection"] == {"startLine": 0, "endLine": 5}
+    client.editor.type("greet.py", 0, 0, "import os\n")  # the user types above it meanwhile (didChange first)
     await client.execute("pi.runInstruction", *action["command"]["arguments"])
     assert await wait_until(lambda: client.ends(), timeout=30)
     prompt = client.replay.bodies[0]["messages"][-1]["content"]
-    assert prompt.endswith('lines 1-5 of greet.py as the file is now:\n\n```python\n'
+    assert "comment at line 6 of greet.py" in prompt  # found again one line further down
+    assert prompt.endswith('lines 2-6 of greet.py as the file is now:\n\n```python\n'
                            'def greet():\n    return "hi"\n\n\ndef bye():\n```')
 
 
@@ -197,8 +199,8 @@ async def test_refusals_remove_nothing_and_say_why(start) -> None:
         await client.execute("pi.runInstruction", args)
     assert error.value.code == -32803 and "No model is configured" in error.value.message
     with pytest.raises(JsonRpcException) as error:
-        await client.execute("pi.runInstruction", {**args, "line": 5})
-    assert "no longer holds the instruction" in error.value.message
+        await client.execute("pi.runInstruction", {**args, "instruction": "something else"})
+    assert "no line holds the instruction 'something else' now" in error.value.message
     with pytest.raises(JsonRpcException) as error:
         await client.execute("pi.runInstruction", {**args, "line": -1})
     assert error.value.code == -32602 and "line must be a non-negative integer" in error.value.message
