@@ -8,7 +8,10 @@ Commands (advertised in ``executeCommandProvider.commands``):
   ``didChange``; the disk for a client without ``workspace.applyEdit``), then starts the agent with
   the instruction and its context;
 - ``pi.prompt "text"`` or ``pi.prompt {text, sessionId?}``: starts the agent with the text;
-- ``pi.abort``: aborts the running prompt (also a pending start); answers ``{aborted}``.
+- ``pi.abort``: aborts the running prompt (also a pending start); answers ``{aborted}``;
+- ``pi.revertHunk {sessionId, hunk}`` and ``pi.revertTurn {sessionId, turn}``: take an agent hunk
+  or a turn back (:mod:`pi_lsp.daemon.change_actions`); answer ``pi/revertChanges``'s report and
+  show its conflicts.
 
 A start answers at once with ``{sessionId, transcript}`` and the run goes on in the background:
 clients such as eglot wait for ``executeCommand`` synchronously, with a timeout, so the reply
@@ -37,7 +40,10 @@ from pygls.exceptions import JsonRpcException
 from pi_lsp.agent.session import SessionBusy
 from pi_lsp.agent.tool import ToolError
 from pi_lsp.daemon import rpc
+from pi_lsp.changes.revert import revert
+from pi_lsp.daemon import change_actions
 from pi_lsp.daemon.agent_sessions import AgentSessions, missing_model_settings
+from pi_lsp.daemon.change_actions import latest_changed_session
 from pi_lsp.daemon.code_actions import (
     ABORT,
     PROMPT,
@@ -154,6 +160,8 @@ class PlainCommands:
         if command == ABORT:
             return {"aborted": self.abort()}
         try:
+            if command in change_actions.COMMANDS:
+                return await self._revert(command, arguments)
             if command == PROMPT:
                 text, session_id = _prompt_args(arguments)
                 return self._start(text, session_id, None)
@@ -181,6 +189,34 @@ class PlainCommands:
         if active is not None and active.id == run.session_id:
             return active.abort()
         return run is self._starting
+
+    async def change_actions(
+        self, uri: str, range_: types.Range, *, literal_support: bool, only: list[str] | None
+    ) -> list[types.CodeAction | types.Command]:
+        """The revert code actions for ``range_`` of document ``uri`` (none while a run is active:
+        its changes are still coming)."""
+        host = self._daemon.require_host()
+        document = host.store.by_uri(uri)
+        session_id = latest_changed_session(host.changes, self._daemon.agents.sessions)
+        if self.running or session_id is None:
+            return []
+        last = range_.end.line - (1 if range_.end.line > range_.start.line and range_.end.character == 0 else 0)
+        path = document.path if document is not None else None
+        found = await change_actions.change_actions(host.changes, host.files, session_id, path, (range_.start.line, last))
+        return change_actions.as_code_actions(found, literal_support=literal_support, only=only)
+
+    async def _revert(self, command: str, arguments: list[Any]) -> dict[str, Any]:
+        session_id, hunk, turn = change_actions.parse_revert_argument(command, arguments)
+        if self.running:
+            raise _Refused("the agent is running; wait for it or abort it (pi.abort) before undoing its changes")
+        host = self._daemon.require_host()
+        report = await revert(host.changes, host.files, session_id, turn=turn, hunk_ids=[hunk] if hunk else None)
+        if report.conflicts:
+            shown = "; ".join(f"{Path(c['path']).name}: {c['reason']}" for c in report.conflicts[:5])
+            self._daemon.show(f"Pi: left as they are: {shown}", types.MessageType.Warning)
+        elif not report.reverted and not report.files:
+            self._message("Pi: nothing to undo")
+        return report.to_wire()
 
     def _refuse(self, error: JsonRpcException) -> JsonRpcException:
         self._daemon.show(f"Pi: {error.message}", types.MessageType.Error)

@@ -32,7 +32,7 @@ from pi_lsp.agent.session import SessionBusy
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
-from pi_lsp.daemon import code_actions
+from pi_lsp.daemon import change_actions, code_actions
 from pi_lsp.daemon.commands import PlainCommands
 from pi_lsp.daemon.comment_syntax import syntax_for
 from pi_lsp.editor.connection import ClientFeatures
@@ -508,18 +508,23 @@ def create_server() -> PiLanguageServer:
     # Plain LSP (issue 16): instruction comments as code actions, pi.* commands, progress.
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[code_actions.KIND_RUN, code_actions.KIND_ABORT], resolve_provider=False),
+        types.CodeActionOptions(
+            code_action_kinds=[code_actions.KIND_RUN, code_actions.KIND_ABORT, change_actions.KIND_REVERT],
+            resolve_provider=False,
+        ),
     )
-    def code_action(ls: PiLanguageServer, params: types.CodeActionParams) -> list[Any]:
+    async def code_action(ls: PiLanguageServer, params: types.CodeActionParams) -> list[Any]:
         document = ls.require_host().store.by_uri(params.text_document.uri)
         if document is None:
             return []
         syntax = syntax_for(ls.plain.language_ids.get(document.uri), str(document.path or document.uri))
-        return code_actions.code_actions(
+        literals = _code_action_literals(ls.client_capabilities)
+        only = list(params.context.only) if params.context.only else None
+        actions: list[Any] = code_actions.code_actions(
             document.uri, code_actions.split_lines(document.text), params.range, syntax,
-            literal_support=_code_action_literals(ls.client_capabilities),
-            only=list(params.context.only) if params.context.only else None, running=ls.plain.running,
+            literal_support=literals, only=only, running=ls.plain.running,
         )
+        return actions + await ls.plain.change_actions(document.uri, params.range, literal_support=literals, only=only)
 
     def command_handler(name: str) -> Any:
         async def command(ls: PiLanguageServer, *arguments: Any) -> Any:
@@ -530,7 +535,7 @@ def create_server() -> PiLanguageServer:
 
         return command
 
-    for name in code_actions.COMMANDS:
+    for name in (*code_actions.COMMANDS, *change_actions.COMMANDS):
         server.command(name)(command_handler(name))
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)

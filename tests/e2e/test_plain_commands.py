@@ -144,8 +144,9 @@ async def test_the_instruction_runs_with_its_block_progress_and_transcript(start
         {"reply": {"text": "Done."}},
     ])
     caps = client.editor.initialize_result.capabilities
-    assert list(caps.execute_command_provider.commands) == ["pi.runInstruction", "pi.prompt", "pi.abort"]
-    assert list(caps.code_action_provider.code_action_kinds) == ["refactor.pi.run", "refactor.pi.abort"]
+    assert list(caps.execute_command_provider.commands) == [
+        "pi.runInstruction", "pi.prompt", "pi.abort", "pi.revertHunk", "pi.revertTurn"]
+    assert list(caps.code_action_provider.code_action_kinds) == ["refactor.pi.run", "refactor.pi.abort", "refactor.pi.revert"]
     assert await client.actions(3) == []  # a blank line holds no instruction
     [action] = await client.actions(4)
     assert action["title"] == "Pi: run this instruction" and action["kind"] == "refactor.pi.run"
@@ -255,3 +256,33 @@ async def test_shutdown_during_a_run_ends_it_and_the_daemon_exits(start, tmp_pat
     assert await client.editor.stop() == 0
     text = (tmp_path / "journals" / f"{reply['sessionId']}.md").read_text(encoding="utf-8")
     assert text.endswith("## Result\n\nAborted\n")
+
+
+async def test_undo_an_agent_hunk_and_the_last_turn_by_code_action(start) -> None:
+    hello = {"id": "e2", "name": "edit", "arguments": {
+        "path": "greet.py", "edits": [{"oldText": 'return "hi"', "newText": 'return "hello"'}]}}
+    client = await start([
+        {"reply": {"text": "First bye.", "toolCalls": [BYE_EDIT]}},
+        {"reply": {"text": "Then greet.", "toolCalls": [hello]}},
+        {"reply": {"text": "Done."}},
+    ])
+    assert await client.actions(1) == [] and len(await client.actions(4)) == 1  # nothing to undo yet
+    await client.execute("pi.prompt", "change both")
+    assert await wait_until(lambda: client.ends(), timeout=30)
+    both = 'def greet():\n    return "hello"\n\n\n# pi: make bye say ciao\ndef bye():\n    return "ciao"\n'
+    assert client.editor.text("greet.py") == both
+    # line 2 (0-based 1) holds the second turn's hunk: the hunk and the last turn are offered
+    titles = [(a["title"], a["kind"]) for a in await client.actions(1)]
+    assert titles == [("Pi: undo this agent hunk", "refactor.pi.revert"), ("Pi: undo the last turn", "refactor.pi.revert")]
+    assert [a["title"] for a in await client.actions(3)] == ["Pi: undo the last turn"]  # no hunk on line 4
+    [turn] = [a for a in await client.actions(3)]
+    report = await client.execute("pi.revertTurn", *turn["command"]["arguments"])
+    assert report["conflicts"] == [] and len(report["reverted"]) == 1
+    assert client.editor.text("greet.py") == both.replace('"hello"', '"hi"')
+    # the first turn's hunk is still offered on its line; undoing it leaves the rest alone
+    [hunk, last] = await client.actions(6)
+    assert hunk["title"] == "Pi: undo this agent hunk" and last["command"]["arguments"][0]["turn"] == 1
+    await client.execute("pi.revertHunk", *hunk["command"]["arguments"])
+    assert client.editor.text("greet.py") == GREET
+    assert client.editor.apply_edits[-1]["label"] == f"pi: revert {client.editor.path('greet.py')}"
+    assert [a["title"] for a in await client.actions(6)] == []

@@ -93,7 +93,7 @@ Idle timers never run in batch mode, where Emacs never waits for input."
       (let ((caps (eglot--capabilities (eglot-current-server))))
         (t-check "executeCommandProvider lists the pi commands"
                  (equal (plist-get (plist-get caps :executeCommandProvider) :commands)
-                        ["pi.runInstruction" "pi.prompt" "pi.abort"])
+                        ["pi.runInstruction" "pi.prompt" "pi.abort" "pi.revertHunk" "pi.revertTurn"])
                  caps))
       ;; 1. the code action on the instruction line
       (goto-char (point-min))

@@ -121,7 +121,7 @@ local ok, err = xpcall(function()
   local caps = client.server_capabilities or client.resolved_capabilities
   R.notes.caps = client.server_capabilities
   check('executeCommandProvider lists the pi commands', client.server_capabilities == nil or vim.deep_equal(
-    client.server_capabilities.executeCommandProvider.commands, { 'pi.runInstruction', 'pi.prompt', 'pi.abort' }),
+    client.server_capabilities.executeCommandProvider.commands, { 'pi.runInstruction', 'pi.prompt', 'pi.abort', 'pi.revertHunk', 'pi.revertTurn' }),
     client.server_capabilities and client.server_capabilities.executeCommandProvider)
   check('codeActionProvider', caps ~= nil and (caps.codeActionProvider or caps.code_action) ~= nil, caps)
 
@@ -182,7 +182,19 @@ local ok, err = xpcall(function()
       has(R.notes.messages, function(m) return m:find(mds[1] or '?', 1, true) ~= nil end) ~= nil, R.notes.messages)
   end
 
-  -- 2. undo restores the file as it was before the run. Neovim groups changes into undo blocks by
+  -- 2. review without a plugin: the code action on the agent's line takes its hunk back
+  api.nvim_set_current_buf(buf)
+  api.nvim_win_set_cursor(0, { 6, 4 })
+  want_action = 'Pi: undo this agent hunk'
+  vim.lsp.buf.code_action()
+  local REVERTED = 'def greet():\n    return "hi"\n\n\ndef bye():\n    return "bye"\n'
+  check('"Pi: undo this agent hunk" takes the edit back in the buffer',
+    vim.wait(20000, function() return text_of(buf) == REVERTED end, 20), text_of(buf))
+  local review = R.notes.menus[#R.notes.menus]
+  check('the menu offered the hunk and the last turn', review.kind == 'codeaction'
+    and vim.deep_equal(review.items, { 'Pi: undo this agent hunk', 'Pi: undo the last turn' }), review)
+
+  -- 3. undo restores the file as it was before the run. Neovim groups changes into undo blocks by
   -- typed command: both server edits of this run arrive while no key is typed, so they form one
   -- block here; with a key typed between them, each is its own step.
   api.nvim_set_current_buf(buf)
@@ -197,7 +209,7 @@ local ok, err = xpcall(function()
   check('no intermediate undo state other than "edit undone, instruction still removed"',
     #states == 1 or states[1] == 'def greet():\n    return "hi"\n\n\ndef bye():\n    return "bye"\n', states)
 
-  -- 3. pi.prompt by command, then abort with the code action while the approved sleep runs
+  -- 4. pi.prompt by command, then abort with the code action while the approved sleep runs
   local reply
   request(client, 'workspace/executeCommand', { command = 'pi.prompt', arguments = { 'wait a while' } },
     function(e, r) reply = { err = e, result = r } end, buf)
