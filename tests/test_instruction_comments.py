@@ -228,3 +228,19 @@ def test_a_moved_instruction_is_found_again_by_its_text() -> None:
         _relocated(args, ["# pi: do it", "x", "# pi: do it"], syntax)
     with pytest.raises(_Refused, match="no line holds"):
         _relocated(args, ["x"], syntax)
+
+
+def test_revert_actions_filtering_and_arguments() -> None:
+    from pi_lsp.daemon.change_actions import as_code_actions, parse_revert_argument
+
+    found = [("Pi: undo this agent hunk", "pi.revertHunk", {"sessionId": "s", "hunk": "h1"})]
+    [action] = as_code_actions(found, literal_support=True, only=["refactor"])
+    assert isinstance(action, types.CodeAction) and action.kind == "refactor.pi.revert"
+    assert as_code_actions(found, literal_support=True, only=["quickfix"]) == []
+    [command] = as_code_actions(found, literal_support=False, only=None)
+    assert isinstance(command, types.Command) and command.arguments == [{"sessionId": "s", "hunk": "h1"}]
+    assert parse_revert_argument("pi.revertTurn", [{"sessionId": "s", "turn": 2}]) == ("s", None, 2)
+    for bad, error in ((["x"], "expects one argument"), ([{"sessionId": "s", "turn": 0}], "turn must be"),
+                       ([{"turn": 1}], "sessionId must be")):
+        with pytest.raises(ValueError, match=error):
+            parse_revert_argument("pi.revertTurn", bad)

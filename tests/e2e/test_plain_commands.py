@@ -221,6 +221,12 @@ async def test_a_second_start_is_refused_and_cancelling_the_progress_aborts(star
     with pytest.raises(JsonRpcException) as error:
         await client.execute("pi.prompt", "another")
     assert error.value.code == -32803 and "already processing a prompt" in error.value.message
+    with pytest.raises(JsonRpcException) as error:
+        await client.execute("pi.revertTurn", {"sessionId": reply["sessionId"], "turn": 1})
+    assert error.value.code == -32803 and "before undoing its changes" in error.value.message
+    with pytest.raises(JsonRpcException) as error:
+        await client.execute("pi.revertHunk", {"sessionId": reply["sessionId"]})
+    assert error.value.code == -32602 and "hunk must be a non-empty string" in error.value.message
     [abort] = await client.actions(4, only=["refactor.pi.abort"])
     assert abort["title"] == "Pi: abort the run" and abort["command"]["command"] == "pi.abort"
     client.editor.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=client.created[0]))
