@@ -10,6 +10,10 @@ recent session of this daemon that changed files (the one the user just ran), th
 ``workspace/applyEdit``, one undo step; a hunk changed by the user since is left alone and
 reported). Kind ``refactor.pi.revert``.
 
+They are computed for requests the user invoked (``context.triggerKind`` Invoked or absent), not
+for a client's automatic requests on every cursor move (VS Code's lightbulb): reading the change
+set's files each time is not worth it.
+
 Lines are 0-based; a hunk covers ``currentStart`` to ``currentStart + newLines - 1`` (a deletion:
 the line at ``currentStart``).
 """

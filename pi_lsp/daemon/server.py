@@ -524,6 +524,8 @@ def create_server() -> PiLanguageServer:
             document.uri, code_actions.split_lines(document.text), params.range, syntax,
             literal_support=literals, only=only, running=ls.plain.running,
         )
+        if params.context.trigger_kind == types.CodeActionTriggerKind.Automatic:
+            return actions  # a lightbulb on every cursor move: the change set is not worth reading
         return actions + await ls.plain.change_actions(document.uri, params.range, literal_support=literals, only=only)
 
     def command_handler(name: str) -> Any:

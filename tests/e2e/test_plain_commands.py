@@ -93,12 +93,16 @@ class Client:
             self.shown.append({"uri": params.uri, "takeFocus": params.take_focus, "external": params.external})
             return types.ShowDocumentResult(success=True)
 
-    async def actions(self, line: int, end_line: int | None = None, only: list[str] | None = None) -> list[dict[str, Any]]:
+    async def actions(
+        self, line: int, end_line: int | None = None, only: list[str] | None = None, automatic: bool = False
+    ) -> list[dict[str, Any]]:
         end = types.Position(line=end_line if end_line is not None else line, character=0 if end_line else 3)
         params = types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=self.editor.buffer("greet.py").uri),
             range=types.Range(start=types.Position(line=line, character=0), end=end),
-            context=types.CodeActionContext(diagnostics=[], only=only),
+            context=types.CodeActionContext(
+                diagnostics=[], only=only, trigger_kind=types.CodeActionTriggerKind.Automatic if automatic else None
+            ),
         )
         result = await asyncio.wait_for(self.editor.request(types.TEXT_DOCUMENT_CODE_ACTION, params), 20)
         return [_json(a) for a in result or []]
@@ -278,6 +282,7 @@ async def test_undo_an_agent_hunk_and_the_last_turn_by_code_action(start) -> Non
     both = 'def greet():\n    return "hello"\n\n\n# pi: make bye say ciao\ndef bye():\n    return "ciao"\n'
     assert client.editor.text("greet.py") == both
     # line 2 (0-based 1) holds the second turn's hunk: the hunk and the last turn are offered
+    assert await client.actions(1, automatic=True) == []  # not for a lightbulb's automatic request
     titles = [(a["title"], a["kind"]) for a in await client.actions(1)]
     assert titles == [("Pi: undo this agent hunk", "refactor.pi.revert"), ("Pi: undo the last turn", "refactor.pi.revert")]
     assert [a["title"] for a in await client.actions(3)] == ["Pi: undo the last turn"]  # no hunk on line 4
