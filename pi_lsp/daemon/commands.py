@@ -15,11 +15,12 @@ Commands (advertised in ``executeCommandProvider.commands``):
 
 A start answers at once with ``{sessionId, transcript}`` and the run goes on in the background:
 clients such as eglot wait for ``executeCommand`` synchronously, with a timeout, so the reply
-cannot wait for the run. An instruction that moved since the code action was computed (the user
-typed above it) is found again by its text. What prevents a start (no model configured, another
-run active, the instruction gone or ambiguous, a bad argument) is an error reply (RequestFailed or InvalidParams)
-and a ``window/showMessage``; nothing is removed then. Failures after the reply (the editor refused
-the removal) are ``window/showMessage`` errors.
+cannot wait for the run; nothing of the run reaches the client before that reply. An instruction
+that moved since the code action was computed (the user typed above it) is found again by its
+text. What prevents a start (no model configured, another run active, the instruction gone or
+ambiguous, a bad argument) is an error reply (RequestFailed or InvalidParams) and a
+``window/showMessage``; nothing is removed then. Failures after the reply (the editor refused the
+removal) are ``window/showMessage`` errors.
 
 Each run started here gets its work-done progress (:mod:`pi_lsp.daemon.work_done_progress`) and its
 transcript document (:mod:`pi_lsp.daemon.transcript_document`), opened with
@@ -202,7 +203,8 @@ class PlainCommands:
             return []
         last = range_.end.line - (1 if range_.end.line > range_.start.line and range_.end.character == 0 else 0)
         path = document.path if document is not None else None
-        found = await change_actions.change_actions(host.changes, host.files, session_id, path, (range_.start.line, last))
+        lines = (range_.start.line, last)
+        found = await change_actions.change_actions(host.changes, host.files, session_id, path, lines)
         return change_actions.as_code_actions(found, literal_support=literal_support, only=only)
 
     async def _revert(self, command: str, arguments: list[Any]) -> dict[str, Any]:

@@ -79,7 +79,8 @@ class TranscriptDocument:
         elif kind in APPROVAL_REQUESTED:
             scope = one_line(str(event.get("scope") or ""))
             reason = one_line(str(event.get("reason") or ""))
-            self._append(f"\n- approval asked: {event.get('toolName')} `{scope}`" + (f" ({reason})" if reason else "") + "\n")
+            because = f" ({reason})" if reason else ""
+            self._append(f"\n- approval asked: {event.get('toolName')} `{scope}`{because}\n")
 
     def approval(self, entry: dict[str, Any]) -> None:
         """Record an approval decision that involved the user, a grant or the fallback (routine

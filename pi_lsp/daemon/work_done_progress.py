@@ -66,7 +66,8 @@ class RunProgress:
         if not self._supported:
             return False
         try:
-            await asyncio.wait_for(self._request(CREATE, types.WorkDoneProgressCreateParams(token=self.token)), self._timeout)
+            create = self._request(CREATE, types.WorkDoneProgressCreateParams(token=self.token))
+            await asyncio.wait_for(create, self._timeout)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # refused, no answer in time, or the client is gone
