@@ -10,6 +10,7 @@ Results go out through :func:`wire`, the project's one serialisation (camelCase,
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, get_args
 
@@ -52,15 +53,20 @@ _STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 
 
 class PiProtocol(RobustLanguageServerProtocol):
-    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with four changes.
+    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with five changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
     - ``exit`` asks the transport to stop instead of calling ``sys.exit`` inside a handler.
     - an expected JSON-RPC error of a request is logged as one WARNING line, without traceback.
+    - :meth:`reply_sent` tells when a request's response has been written.
     """
 
     _server: Any  # the PiLanguageServer: tool_signals, request_exit(code)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._reply_waiters: dict[Any, asyncio.Future[None]] = {}
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
@@ -83,7 +89,23 @@ class PiProtocol(RobustLanguageServerProtocol):
             yield handler, args, None
         self._server.request_exit(0 if self._shutdown else 1)
 
+    def reply_sent(self, msg_id: Any) -> "asyncio.Future[None]":
+        """A future resolved once the response to request ``msg_id`` has been written: a command's
+        background work (``pi.runInstruction``) must not reach the client before the command's
+        reply, or a client that waits for the reply synchronously (eglot) can mishandle it."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._reply_waiters[msg_id] = waiter
+        return waiter
+
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        try:
+            self._send_result(future, msg_id=msg_id)
+        finally:
+            waiter = self._reply_waiters.pop(msg_id, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+    def _send_result(self, future: Any, *, msg_id: Any) -> None:
         # An expected error (not initialized, invalid params, request failed) is the client's
         # business: one WARNING line, no traceback. Internal errors keep pygls's full logging.
         if not future.cancelled():

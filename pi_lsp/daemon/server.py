@@ -32,6 +32,9 @@ from pi_lsp.agent.session import SessionBusy, SessionIdle
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
+from pi_lsp.daemon import change_actions, code_actions
+from pi_lsp.daemon.commands import PlainCommands
+from pi_lsp.daemon.comment_syntax import syntax_for
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
 from pi_lsp.changes.revert import change_set, revert
@@ -85,6 +88,7 @@ class PiLanguageServer(LanguageServer):
         self.prompts = ApprovalPrompts(self.protocol, lambda: self.features.approvals, self._send_event)
         self.external_start: asyncio.Future[None] | None = None
         self.external = ExternalSocket(ExternalHandlers(self._list_tools, self._execute_external))
+        self.plain = PlainCommands(self, self.protocol.notify, self._request)
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -138,6 +142,7 @@ class PiLanguageServer(LanguageServer):
             grace = self.host.env.settings.bash_kill_grace_seconds if self.host is not None else 0.0
             await asyncio.wait(running, timeout=grace + ANSWER_AFTER_ABORT_SECONDS)
         self.events.close()
+        await self.plain.close()
         if self.host is not None:
             await self.host.close()
         if self._retiring:
@@ -225,6 +230,10 @@ class PiLanguageServer(LanguageServer):
 
     def _send_event(self, params: dict[str, Any]) -> None:
         self.protocol.notify(rpc.EVENT, params)
+        self.plain.on_event(params)
+
+    async def _request(self, method: str, params: Any) -> Any:
+        return await asyncio.shield(self.protocol.send_request_async(method, params))
 
     # Approvals (design.md section 8): the policy hook asks through pi/requestApproval or
     # window/showMessageRequest (pi_lsp.daemon.approval_prompts).
@@ -256,6 +265,7 @@ class PiLanguageServer(LanguageServer):
         ``pi/prompt`` session, and into the daemon's log (:func:`log_decision`: routine allows at
         DEBUG, everything else at INFO)."""
         log_decision(logger, entry)
+        self.plain.on_approval(entry)
         session_id = entry.get("sessionId")
         if self.host is not None and isinstance(session_id, str) and session_id in self.agents.sessions:
             SessionJournal(session_id, self.host.env.cwd).record(entry)
@@ -349,6 +359,7 @@ def create_server() -> PiLanguageServer:
         doc = params.text_document
         ls.require_host().store.did_open(doc.uri, doc.text, doc.version)
         ls.external.touch()
+        ls.plain.language_ids[doc.uri] = doc.language_id
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: PiLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -365,6 +376,7 @@ def create_server() -> PiLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.require_host().store.did_close(params.text_document.uri)
+        ls.plain.language_ids.pop(params.text_document.uri, None)
 
     @server.feature(rpc.DOCUMENT_STATE)
     def document_state(ls: PiLanguageServer, params: Any) -> None:
@@ -484,4 +496,49 @@ def create_server() -> PiLanguageServer:
         if not ls.agents.abort(session_id):
             logger.info("pi/abort: no run to abort")
 
+    # Plain LSP (issue 16): instruction comments as code actions, pi.* commands, progress.
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[code_actions.KIND_RUN, code_actions.KIND_ABORT, change_actions.KIND_REVERT],
+            resolve_provider=False,
+        ),
+    )
+    async def code_action(ls: PiLanguageServer, params: types.CodeActionParams) -> list[Any]:
+        document = ls.require_host().store.by_uri(params.text_document.uri)
+        if document is None:
+            return []
+        syntax = syntax_for(ls.plain.language_ids.get(document.uri), str(document.path or document.uri))
+        literals = _code_action_literals(ls.client_capabilities)
+        only = list(params.context.only) if params.context.only else None
+        actions: list[Any] = code_actions.code_actions(
+            document.uri, code_actions.split_lines(document.text), params.range, syntax,
+            literal_support=literals, only=only, running=ls.plain.running,
+        )
+        if params.context.trigger_kind == types.CodeActionTriggerKind.Automatic:
+            return actions  # a lightbulb on every cursor move: the change set is not worth reading
+        return actions + await ls.plain.change_actions(document.uri, params.range, literal_support=literals, only=only)
+
+    def command_handler(name: str) -> Any:
+        async def command(ls: PiLanguageServer, *arguments: Any) -> Any:
+            ls.require_host()
+            msg_id = ls.protocol.msg_id
+            replied = ls.protocol.reply_sent(msg_id) if msg_id is not None else None
+            return await ls.plain.execute(name, list(arguments), replied)
+
+        return command
+
+    for name in (*code_actions.COMMANDS, *change_actions.COMMANDS):
+        server.command(name)(command_handler(name))
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: PiLanguageServer, params: types.WorkDoneProgressCancelParams) -> None:
+        if not ls.plain.cancel_progress(params.token):
+            logger.info("window/workDoneProgress/cancel: no run owns token %r", params.token)
+
     return server
+
+
+def _code_action_literals(caps: types.ClientCapabilities | None) -> bool:
+    action = caps.text_document.code_action if caps is not None and caps.text_document is not None else None
+    return bool(action is not None and action.code_action_literal_support is not None)
