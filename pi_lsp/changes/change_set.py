@@ -113,7 +113,7 @@ def locate(after: list[str], current: list[str], hunks: list[Hunk]) -> None:
         for hunk in hunks:
             hunk.current_start = hunk.new_start
         return
-    edits = [op for op in SequenceMatcher(None, after, current, autojunk=False).get_opcodes() if op[0] != "equal"]
+    edits = _line_edits(after, current)
     for hunk in hunks:
         start, end = hunk.new_start, hunk.new_start + len(hunk.new_lines)
         shift = 0
@@ -131,6 +131,22 @@ def locate(after: list[str], current: list[str], hunks: list[Hunk]) -> None:
             hunk.status = "changed"
         else:
             hunk.current_start = start + shift
+
+
+def _line_edits(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """The non-equal opcodes turning ``a`` into ``b``: the common head and tail are cut first, so a
+    single change (the usual case: the user typed in one place) is found exactly, wherever
+    repeated lines would let ``SequenceMatcher`` align it elsewhere."""
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    middle = SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
+    return [(tag, a0 + head, a1 + head, b0 + head, b1 + head)
+            for tag, a0, a1, b0, b1 in middle.get_opcodes() if tag != "equal"]
 
 
 def undo_hunks(current: list[str], hunks: list[Hunk]) -> list[str]:

@@ -1,11 +1,11 @@
-"""The pi-lsp daemon: ONE switchboard of LSP handlers (design.md sections 3 to 5).
+"""The pi-lsp daemon: the server and the session state its handlers share (design.md sections 3 to 5).
 
-:func:`create_server` builds a :class:`PiLanguageServer` and registers every handler here, in one
-place: the lifecycle (``initialize``, ``initialized``, ``shutdown``, ``exit``), document sync into
-pi-lsp's own :class:`~pi_lsp.editor.documents.DocumentStore` (pygls's text documents split lines on
-``\\f``, U+2028 and more, so they are bypassed), settings, workspace folders, and the ``pi/*``
-methods of :mod:`pi_lsp.daemon.rpc`. Handlers never block the event loop: tool calls are ``async`` and
-everything they wait for is awaited.
+:func:`create_server` builds a :class:`PiLanguageServer` and registers, in one place (the
+switchboard), the module-level handlers of :mod:`pi_lsp.daemon.handlers`: ``lifecycle``
+(``initialize``, ``initialized``, settings, folders, ``shutdown``), ``document_sync`` (into pi-lsp's
+own :class:`~pi_lsp.editor.documents.DocumentStore`), ``tool_calls``, ``agent_runs``,
+``change_review`` and ``plain_lsp`` (code actions, commands). Handlers never block the event loop:
+tool calls are ``async`` and everything they wait for is awaited.
 
 ``$/cancelRequest`` of a tool call aborts the call's :class:`AbortSignal` instead of cancelling the
 request: the pipeline then answers with a ``ToolResultMessage`` (``Operation aborted``), never a
@@ -24,21 +24,17 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from pi_lsp import __version__
 from pi_lsp.daemon import rpc
-from pi_lsp.agent.session import SessionBusy, SessionIdle
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.agent_sessions import AgentSessions
-from pi_lsp.daemon import change_actions, code_actions
 from pi_lsp.daemon.commands import PlainCommands
-from pi_lsp.daemon.comment_syntax import syntax_for
 from pi_lsp.editor.connection import ClientFeatures
-from pi_lsp.editor.lsp_connection import LspEditorConnection, raw_dict_converter
-from pi_lsp.changes.revert import change_set, revert
+from pi_lsp.editor.lsp_connection import raw_dict_converter
 from pi_lsp.daemon.approval_prompts import ApprovalPrompts
+from pi_lsp.daemon.handlers import agent_runs, change_review, document_sync, lifecycle, plain_lsp, tool_calls
 from pi_lsp.daemon.client_log import CLIENT_LOG
 from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.daemon.external_socket import ExternalHandlers, ExternalSocket
@@ -285,260 +281,13 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _folder_path(uri: str) -> Path | None:
-    path = to_fs_path(uri) if uri.startswith("file:") else None
-    return Path(path) if path else None
-
-
-def _initial_folders(params: types.InitializeParams) -> list[Path]:
-    folders = [p for f in params.workspace_folders or [] if (p := _folder_path(f.uri))]
-    if not folders and params.root_uri:
-        folders = [p for p in [_folder_path(params.root_uri)] if p]
-    if not folders and params.root_path:
-        folders = [Path(params.root_path)]
-    return folders or [Path.cwd()]
-
-
 def create_server() -> PiLanguageServer:
-    """Build the daemon and register every handler (the switchboard)."""
+    """Build the daemon and register every handler (the switchboard): the module-level handlers of
+    :mod:`pi_lsp.daemon.handlers`, one module per concern."""
     server = PiLanguageServer()
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
-        ls.retire_host()  # a second initialize must not leak the first session (issue 12)
-        CLIENT_LOG.connect(ls.protocol)  # from now on the log goes to the editor, not stderr
-        ls.folders = _initial_folders(params)
-        encoding = ls.protocol.workspace.position_encoding or "utf-16"
-        ls.features = ClientFeatures.from_initialize(params, encoding)
-        options = params.initialization_options
-        pi_options = options.get("pi") if isinstance(options, dict) else None
-        ls._init_options = pi_options if isinstance(pi_options, dict) else {}
-        ls.settings, problems = parse_settings(pi_options)
-        ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings)
-        problems += ls.host.apply_settings(ls.settings)
-        problems += ls.install_policy(ls.host)
-        ls.report_settings_problems(problems)
-        if ls.settings.external_socket:
-            ls.external_start = asyncio.ensure_future(ls.external.start(ls.folders, ls.features.client_name or ""))
-        logger.info(
-            "initialized for %s (%s), cwd %s", ls.features.client_name or "a client",
-            ls.features.position_encoding, ls.folders[0],
-        )
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: PiLanguageServer, params: types.InitializedParams) -> None:
-        await ls.pull_settings()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: PiLanguageServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        pushed = params.settings.get("pi") if isinstance(params.settings, dict) else None
-        await ls.pull_settings(pushed)
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def did_change_folders(
-        ls: PiLanguageServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
-        removed = {p for f in params.event.removed or [] if (p := _folder_path(f.uri))}
-        added = [p for f in params.event.added or [] if (p := _folder_path(f.uri))]
-        folders = [f for f in ls.folders if f not in removed]
-        folders += [f for f in added if f not in folders]
-        ls.folders = folders or ls.folders
-        if ls.host is not None:
-            ls.host.set_folders(ls.folders)
-        ls.external.update(ls.folders, ls.features.client_name or "")
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: PiLanguageServer, params: Any) -> None:
-        await ls.end_session()
-
-    # Documents (design.md section 3): pi-lsp's own store, LSP line rules only.
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: PiLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        doc = params.text_document
-        ls.require_host().store.did_open(doc.uri, doc.text, doc.version)
-        ls.external.touch()
-        ls.plain.language_ids[doc.uri] = doc.language_id
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: PiLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        doc = params.text_document
-        ls.require_host().store.did_change(
-            doc.uri, doc.version, params.content_changes, ls.features.position_encoding
-        )
-        ls.external.touch()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: PiLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.require_host().store.did_save(params.text_document.uri, params.text)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: PiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.require_host().store.did_close(params.text_document.uri)
-        ls.plain.language_ids.pop(params.text_document.uri, None)
-
-    @server.feature(rpc.DOCUMENT_STATE)
-    def document_state(ls: PiLanguageServer, params: Any) -> None:
-        try:
-            uri, version, dirty = rpc.parse_document_state(params)
-        except JsonRpcException as exc:
-            logger.warning("ignored: %s", exc.message)
-            return
-        ls.require_host().store.document_state(uri, version, dirty)
-
-    # Tools (design.md section 5 table).
-    @server.feature(rpc.EXECUTE_TOOL_CALL)
-    async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        call = rpc.parse_execute_tool_call(params)
-        host = ls.require_host()
-        with ls.tool_request(external=True) as signal:
-            result = await host.pipeline.execute(
-                call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=ls.events
-            )
-        return rpc.wire(result)
-
-    @server.feature(rpc.EXECUTE_TOOL_CALLS)
-    async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        calls, stop_reason = rpc.parse_execute_tool_calls(params)
-        host = ls.require_host()
-        with ls.tool_request(external=True) as signal:
-            results = await host.pipeline.execute_batch(
-                calls, stop_reason=stop_reason, signal=signal,
-                session_id=rpc.EXTERNAL_SESSION, emit=ls.events,
-            )
-        return {"results": [rpc.wire(result) for result in results]}
-
-    @server.feature(rpc.LIST_TOOLS)
-    def list_tools(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        rpc.parse_list_tools(params)
-        pipeline = ls.require_host().pipeline
-        return rpc.tools_listing(pipeline.tools, pipeline.active_names)
-
-    @server.feature(rpc.SET_ACTIVE_TOOLS)
-    def set_active_tools(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        names = rpc.parse_set_active_tools(params)
-        pipeline = ls.require_host().pipeline
-        try:
-            return {"active": pipeline.set_active(names)}
-        except ValueError as exc:
-            raise rpc.invalid_params(rpc.SET_ACTIVE_TOOLS, str(exc)) from exc
-
-    # Agent runs (design.md section 6). The prompt's abort signal is registered like a tool
-    # request's, so $/cancelRequest aborts the run and the reply still says how it ended.
-    @server.feature(rpc.PROMPT)
-    async def prompt(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        text, session_id = rpc.parse_prompt(params)
-        host = ls.require_host()
-        with ls.tool_request() as signal:
-            try:
-                return await ls.agents.prompt(
-                    text, session_id, host=host, settings=ls.settings, signal=signal
-                )
-            except SessionBusy as exc:
-                raise rpc.request_failed(rpc.PROMPT, str(exc)) from exc
-            except ValueError as exc:
-                raise rpc.invalid_params(rpc.PROMPT, str(exc)) from exc
-
-    # Review and rewind (issue 18): the change journal of a session.
-    @server.feature(rpc.CHANGES)
-    async def changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        session_id, turn = rpc.parse_changes(params)
-        host = ls.require_host()
-        entries = await change_set(host.changes, host.files, session_id, turn)
-        return {"sessionId": session_id, "turn": turn, "currentTurn": host.changes.current_turn(session_id),
-                "files": [entry.to_wire() for entry in entries]}
-
-    @server.feature(rpc.REVERT_CHANGES)
-    async def revert_changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        session_id, turn, files, hunks = rpc.parse_revert_changes(params)
-        host = ls.require_host()
-        report = await revert(host.changes, host.files, session_id, turn=turn, file_paths=files, hunk_ids=hunks)
-        return report.to_wire()
-
-    @server.feature(rpc.KEEP_CHANGES)
-    def keep_changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        session_id, _, _, hunks = rpc.parse_revert_changes(params, method=rpc.KEEP_CHANGES)
-        ls.require_host().changes.mark(session_id, "kept", hunks or [])
-        return {"kept": hunks or []}
-    @server.feature(rpc.STEER)
-    def steer(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        session_id, text = rpc.parse_queued_message(rpc.STEER, params)
-        try:
-            return ls.agents.queue(session_id, text, follow_up=False)
-        except SessionIdle as exc:
-            raise rpc.request_failed(rpc.STEER, str(exc)) from exc
-
-    @server.feature(rpc.FOLLOW_UP)
-    def follow_up(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        session_id, text = rpc.parse_queued_message(rpc.FOLLOW_UP, params)
-        try:
-            return ls.agents.queue(session_id, text, follow_up=True)
-        except SessionIdle as exc:
-            raise rpc.request_failed(rpc.FOLLOW_UP, str(exc)) from exc
-
-    @server.feature(rpc.SESSIONS)
-    def sessions(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
-        rpc.parse_sessions(params)
-        return {"sessions": ls.agents.summaries(ls.require_host().env.cwd)}
-
-    @server.feature(rpc.ABORT)
-    def abort(ls: PiLanguageServer, params: Any) -> None:
-        try:
-            session_id = rpc.parse_abort(params)
-        except JsonRpcException as exc:
-            logger.warning("ignored: %s", exc.message)
-            return
-        if session_id == rpc.EXTERNAL_SESSION:
-            if not ls.abort_external():
-                logger.info("pi/abort: no external tool call to abort")
-            return
-        if not ls.agents.abort(session_id):
-            logger.info("pi/abort: no run to abort")
-
-    # Plain LSP (issue 16): instruction comments as code actions, pi.* commands, progress.
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(
-            code_action_kinds=[code_actions.KIND_RUN, code_actions.KIND_ABORT, change_actions.KIND_REVERT],
-            resolve_provider=False,
-        ),
-    )
-    async def code_action(ls: PiLanguageServer, params: types.CodeActionParams) -> list[Any]:
-        document = ls.require_host().store.by_uri(params.text_document.uri)
-        if document is None:
-            return []
-        syntax = syntax_for(ls.plain.language_ids.get(document.uri), str(document.path or document.uri))
-        literals = _code_action_literals(ls.client_capabilities)
-        only = list(params.context.only) if params.context.only else None
-        actions: list[Any] = code_actions.code_actions(
-            document.uri, code_actions.split_lines(document.text), params.range, syntax,
-            literal_support=literals, only=only, running=ls.plain.running,
-        )
-        if params.context.trigger_kind == types.CodeActionTriggerKind.Automatic:
-            return actions  # a lightbulb on every cursor move: the change set is not worth reading
-        return actions + await ls.plain.change_actions(document.uri, params.range, literal_support=literals, only=only)
-
-    def command_handler(name: str) -> Any:
-        async def command(ls: PiLanguageServer, *arguments: Any) -> Any:
-            ls.require_host()
-            msg_id = ls.protocol.msg_id
-            replied = ls.protocol.reply_sent(msg_id) if msg_id is not None else None
-            return await ls.plain.execute(name, list(arguments), replied)
-
-        return command
-
-    for name in (*code_actions.COMMANDS, *change_actions.COMMANDS):
-        server.command(name)(command_handler(name))
-
-    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def progress_cancel(ls: PiLanguageServer, params: types.WorkDoneProgressCancelParams) -> None:
-        if not ls.plain.cancel_progress(params.token):
-            logger.info("window/workDoneProgress/cancel: no run owns token %r", params.token)
-
+    for module in (lifecycle, document_sync, tool_calls, agent_runs, change_review, plain_lsp):
+        for method, *options, handler in module.FEATURES:
+            server.feature(method, *options)(handler)
+    for name in plain_lsp.COMMANDS:
+        server.command(name)(plain_lsp.command_handler(name))
     return server
-
-
-def _code_action_literals(caps: types.ClientCapabilities | None) -> bool:
-    action = caps.text_document.code_action if caps is not None and caps.text_document is not None else None
-    return bool(action is not None and action.code_action_literal_support is not None)
