@@ -70,6 +70,6 @@ async def test_20000_did_change_notifications_retain_less_than_1_mb(tmp_path: Pa
         assert server.host is not None
         assert server.host.store.get(tmp_path / "a.py").text == f"x = {(1001 + NOTIFICATIONS) % 10}\n"  # they were applied
         assert grown < 1_000_000, f"{NOTIFICATIONS} didChange notifications retained {grown} bytes"
-        assert len(protocol._request_futures) == 0
+        assert len(protocol._request_futures) <= 2  # the last notification's, forgotten at the next one
     finally:
         await server.end_session()

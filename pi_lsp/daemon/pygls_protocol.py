@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from functools import partial
 from typing import Any
 
 import cattrs
@@ -130,13 +129,29 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         args: tuple[Any, ...] | None = None,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
-        """pygls's handler execution, then forget the handler's future once it is done."""
+        """pygls's handler execution; the handler's future is forgotten once it is done.
+
+        A done future is only queued here and removed from ``_request_futures`` at the next
+        handler execution: pygls iterates that dict while it cancels futures (``shutdown``), and
+        a ``concurrent.futures.Future`` runs its callbacks inside ``cancel()``, so removing it
+        from the callback would change the dict during that iteration.
+        """
+        self._forget_finished()
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is not None:
-            future.add_done_callback(partial(self._forget_future, msg_id))
+            future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))
 
-    def _forget_future(self, msg_id: Any, future: Any) -> None:
-        if self._request_futures.get(msg_id) is future:
-            del self._request_futures[msg_id]
+    @property
+    def _finished(self) -> list[tuple[Any, Any]]:
+        finished = self.__dict__.get("_pi_finished")
+        if finished is None:
+            finished = self.__dict__["_pi_finished"] = []
+        return finished
 
+    def _forget_finished(self) -> None:
+        finished = self._finished
+        while finished:
+            msg_id, future = finished.pop()
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
