@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_lsp.tools.file_io.paths import InvalidPathError, resolve_read_path, resolve_to_cwd
+from pi_lsp.tools.file_io.paths import InvalidPathError, NulInPathError, resolve_read_path, resolve_to_cwd
 
 PATH_TOOLS: frozenset[str] = frozenset({"read", "edit", "write", "grep", "find", "ls"})
 """Built-in tools judged by a path."""
@@ -75,6 +75,8 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
         raw = "."
     try:
         path = resolve_read_path(raw, cwd) if tool == "read" else resolve_to_cwd(raw, cwd)
+    except NulInPathError as exc:  # judged by where it points; the tool then refuses it
+        path = Path(exc.path)
     except InvalidPathError:
         return None
     return CallScope(tool, "path", path=path, shown=_shown(os.fspath(path), os.path.normpath(cwd)))
