@@ -258,6 +258,8 @@ class PiLanguageServer(LanguageServer):
             protected_paths=self.settings.protected_paths,
             timeout_seconds=approvals.timeout_seconds,
             fallback=approvals.fallback,
+            sandbox=self.settings.bash.sandbox,
+            command_timeout_seconds=approvals.command_check_timeout_seconds,
         )
 
     def journal_approval(self, entry: dict[str, Any]) -> None:
