@@ -183,6 +183,7 @@ class ApprovalPolicy:
         self.fallback: Fallback = "deny"
         self.grants: dict[str, set[tuple[str, str, str]]] = {}
         self.sandbox = Sandbox("auto")
+        env.content_guard = self._content_guard
         self.command_timeout_seconds = 5.0
 
     def configure(
@@ -236,6 +237,10 @@ class ApprovalPolicy:
         if outcome.allow:
             return None
         return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
+
+    def _content_guard(self, path: str) -> str | None:
+        """The protected pattern of ``path`` (absolute), for search tools to withhold its lines."""
+        return self.protected.match(Path(path), self.workspace)
 
     def _harden(self, ctx: BeforeToolCallContext, decision: Decision) -> Decision:
         """An auto-allowed command (the default rule allowed it) runs in the sandbox with git

@@ -52,6 +52,35 @@ def _builtin_match(path: str) -> str | None:
     return None
 
 
+GIT_REPOSITORY_PARTS: frozenset[str] = frozenset(
+    {"HEAD", "config", "commondir", "gitdir", "packed-refs", "index", "objects", "refs", "hooks", "info", "worktrees"}
+)
+"""Names git reads inside a repository folder (``$GIT_DIR``)."""
+
+
+def git_repository_part(path: str) -> str | None:
+    """Why writing ``path`` (absolute) would write a git repository where git would find it, or
+    ``None``. Git treats any folder holding ``HEAD``, ``objects/`` and ``refs/`` (or ``HEAD`` and
+    ``commondir``) as a repository and runs programs named in its ``config`` (issue 13), so,
+    like ``.git/**``, these are protected for ``edit`` and ``write``:
+
+    - a file named ``HEAD`` anywhere (no repository can be made without one);
+    - ``config``, ``objects/...``, ``refs/...``, ``hooks/...`` and git's other repository names
+      (:data:`GIT_REPOSITORY_PARTS`) in a folder that already holds a ``HEAD``.
+
+    Checked on the path as given and on its real path."""
+    for candidate in {os.path.normpath(path), real_path(path)}:
+        parts = candidate.split("/")
+        if parts[-1] == "HEAD":
+            return "HEAD (a git repository file)"
+        for index in range(1, len(parts)):
+            if parts[index] in GIT_REPOSITORY_PARTS:
+                folder = "/".join(parts[:index]) or "/"
+                if os.path.lexists(os.path.join(folder, "HEAD")):
+                    return f"{parts[index]} of the git repository {folder}"
+    return None
+
+
 class ProtectedPaths:
     """The built-in list plus extra globs.
 

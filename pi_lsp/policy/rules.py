@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from pi_lsp.policy.call_scope import CONTENT_TOOLS, PATH_TOOLS, WRITE_TOOLS, CallScope
 from pi_lsp.policy.path_glob import GlobError, PathGlob
-from pi_lsp.policy.protected_paths import ProtectedPaths
+from pi_lsp.policy.protected_paths import ProtectedPaths, git_repository_part
 from pi_lsp.policy.readonly_commands import CommandVerdict, judge_command
 from pi_lsp.policy.workspace_scope import WorkspaceScope, real_path
 
@@ -181,6 +181,8 @@ def decide(
     call it off the event loop for bash."""
     real = real_path(scope.path) if scope.path is not None else None
     guarded = protected.match(scope.path, workspace, real) if scope.path is not None else None
+    if scope.path is not None and scope.tool in WRITE_TOOLS and guarded is None:
+        guarded = git_repository_part(str(scope.path))
     if guarded is not None and scope.tool in WRITE_TOOLS:
         return Decision("deny", "protected", f"{scope.shown} is a protected path ({guarded})")
     rule = _first_rule(scope, rules, workspace) if rules else None
