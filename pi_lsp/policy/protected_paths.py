@@ -72,12 +72,12 @@ def git_repository_part(path: str) -> str | None:
     for candidate in {os.path.normpath(path), real_path(path)}:
         parts = candidate.split("/")
         if parts[-1] == "HEAD":
-            return "HEAD (a git repository file)"
+            return "HEAD makes its folder a git repository"
         for index in range(1, len(parts)):
             if parts[index] in GIT_REPOSITORY_PARTS:
                 folder = "/".join(parts[:index]) or "/"
                 if os.path.lexists(os.path.join(folder, "HEAD")):
-                    return f"{parts[index]} of the git repository {folder}"
+                    return f"{parts[index]} of the git repository folder {folder}"
     return None
 
 
