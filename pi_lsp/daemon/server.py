@@ -89,6 +89,7 @@ class PiLanguageServer(LanguageServer):
         self.external_start: asyncio.Future[None] | None = None
         self.external = ExternalSocket(ExternalHandlers(self._list_tools, self._execute_external))
         self.plain = PlainCommands(self, self.protocol.notify, self._request)
+        self._sandbox_warned = False
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -262,6 +263,19 @@ class PiLanguageServer(LanguageServer):
             command_timeout_seconds=approvals.command_check_timeout_seconds,
         )
 
+    async def check_sandbox(self) -> dict[str, Any]:
+        """Probe the bash sandbox once (off the event loop; the policy logs a failed probe) and
+        return its status as ``pi/health`` shows it; with ``pi.bash.sandbox`` ``required`` and no
+        working sandbox, tell the user once that every bash command will ask."""
+        if self.policy is None:
+            return {"mode": self.settings.bash.sandbox, "available": False, "tool": None, "reason": "not initialized"}
+        sandbox = self.policy.sandbox
+        status = await asyncio.to_thread(lambda: sandbox.status)
+        if status.mode == "required" and not status.available and not self._sandbox_warned:
+            self._sandbox_warned = True
+            self.show(f"pi: no bash sandbox ({status.reason}); pi.bash.sandbox is required, so every bash command asks")
+        return status.to_json()
+
     def journal_approval(self, entry: dict[str, Any]) -> None:
         """Every approval decision: into the agent session's journal when the call belongs to a
         ``pi/prompt`` session, and into the daemon's log (:func:`log_decision`: routine allows at
@@ -330,6 +344,7 @@ def create_server() -> PiLanguageServer:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: PiLanguageServer, params: types.InitializedParams) -> None:
         await ls.pull_settings()
+        await ls.check_sandbox()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
@@ -483,6 +498,11 @@ def create_server() -> PiLanguageServer:
     def sessions(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
         rpc.parse_sessions(params)
         return {"sessions": ls.agents.summaries(ls.require_host().env.cwd)}
+    @server.feature(rpc.HEALTH)
+    async def health(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+        """``pi/health``: facts only the server knows, for ``:checkhealth``-style diagnostics:
+        ``{"version": str, "sandbox": {"mode", "available", "tool", "reason"}}``."""
+        return {"version": __version__, "sandbox": await ls.check_sandbox()}
 
     @server.feature(rpc.ABORT)
     def abort(ls: PiLanguageServer, params: Any) -> None:
