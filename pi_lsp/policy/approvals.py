@@ -250,6 +250,8 @@ class ApprovalPolicy:
             return decision
         launch = self.sandbox.launch(
             git=decision.command.git,
+            argv=decision.command.argv,
+            stderr_to_null=decision.command.stderr_to_null,
             roots=self.workspace.roots(),
             cwd=self.env.cwd,
             protected=lambda path: self.protected.match(Path(path), self.workspace, path),

@@ -49,11 +49,13 @@ Protected = Callable[[str], str | None]
 class CommandVerdict:
     """The judgement of one bash command: ``problem`` is ``None`` when it may run without asking;
     ``argv`` the argument vector bash will build (empty when it was not reached); ``git``: the
-    command is ``git`` (run it with the config-driven programs disabled)."""
+    command is ``git`` (run it with the config-driven programs disabled); ``stderr_to_null``: it
+    ends with ``2>/dev/null``."""
 
     problem: str | None
     argv: tuple[str, ...] = ()
     git: bool = False
+    stderr_to_null: bool = False
 
 
 def judge_command(
@@ -93,7 +95,7 @@ def judge_command(
         if problem is not None:
             where = f" (the value of `{source}`)" if source not in ("operand",) else ""
             return CommandVerdict(f"{problem}{where}", argv, name == "git")
-    return CommandVerdict(None, argv, name == "git")
+    return CommandVerdict(None, argv, name == "git", simple.stderr_to_null)
 
 
 def _parse(name: str, args: list[str], permute: bool) -> tuple[ParsedArgs, str]:

@@ -109,6 +109,7 @@ class Sandbox:
         self.mode: SandboxMode = mode
         self._probe = probe
         self._probed: tuple[str | None, str] | None = None
+        self._cap_logged = False
 
     @property
     def status(self) -> SandboxStatus:
@@ -128,20 +129,26 @@ class Sandbox:
         self,
         *,
         git: bool,
+        argv: Sequence[str] | None = None,
+        stderr_to_null: bool = False,
         roots: Sequence[Path],
         cwd: Path | None = None,
         protected: Callable[[str], str | None],
     ) -> Launch | None:
-        """The launch of an auto-allowed command: the bwrap prefix (when available) and git's
-        environment; ``None`` when ``required`` and no sandbox works (ask instead)."""
+        """The launch of an auto-allowed command: the bwrap prefix (when available), git's
+        environment, ``RIPGREP_CONFIG_PATH`` emptied (a config file could name ``--pre``), and
+        ``argv``, the judged argument vector, run as it is; ``None`` when ``required`` and no
+        sandbox works (ask instead)."""
         env = git_environment() if git else {}
+        env["RIPGREP_CONFIG_PATH"] = ""
+        exact = tuple(argv) if argv else None
         status = self.status
         if git and status.available:
             env["GIT_DISCOVERY_ACROSS_FILESYSTEM"] = "1"  # the workspace is its own bind mount
         if not status.available:
             if self.mode == "required":
                 return None
-            return Launch((), env)
+            return Launch((), env, exact, stderr_to_null)
         assert status.tool is not None
         prefix = [status.tool, *_BWRAP_BASE]
         for root in roots:  # a workspace under /tmp is hidden by the private /tmp: bind it again
@@ -150,10 +157,17 @@ class Sandbox:
                 prefix += ["--ro-bind", real, real]
         if cwd is not None:
             prefix += ["--chdir", os.fspath(cwd)]
-        for path, is_dir in _masks(roots, protected):
+        masks, capped = _masks(roots, protected)
+        if capped and not self._cap_logged:
+            self._cap_logged = True
+            logger.warning(
+                "bash sandbox: more than %d workspace entries; protected files beyond them are not masked "
+                "(the policy's own checks still apply)", MAX_MASK_SCAN_ENTRIES,
+            )
+        for path, is_dir in masks:
             prefix += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
         prefix.append("--")
-        return Launch(tuple(prefix), env)
+        return Launch(tuple(prefix), env, exact, stderr_to_null)
 
 
 def git_environment() -> dict[str, str]:
@@ -171,9 +185,10 @@ def git_environment() -> dict[str, str]:
     return env
 
 
-def _masks(roots: Sequence[Path], protected: Callable[[str], str | None]) -> list[tuple[str, bool]]:
+def _masks(roots: Sequence[Path], protected: Callable[[str], str | None]) -> tuple[list[tuple[str, bool]], bool]:
     """Protected files and ``.ssh`` folders under ``roots`` (real paths) and ``~/.ssh``:
-    ``(path, is_dir)``; ``.git`` folders are not entered (left readable, read-only)."""
+    ``(path, is_dir)``; ``.git`` folders are not entered (left readable, read-only). The flag is
+    true when the scan stopped at :data:`MAX_MASK_SCAN_ENTRIES`."""
     masks: list[tuple[str, bool]] = []
     home_ssh = os.path.realpath(os.path.expanduser("~/.ssh"))
     if os.path.isdir(home_ssh):
@@ -199,6 +214,5 @@ def _masks(roots: Sequence[Path], protected: Callable[[str], str | None]) -> lis
                 if protected(path) is not None and not os.path.islink(path):
                     masks.append((path, False))
             if seen > MAX_MASK_SCAN_ENTRIES:
-                logger.warning("bash sandbox: more than %d workspace entries; protected files beyond were not masked", MAX_MASK_SCAN_ENTRIES)
-                return masks
-    return masks
+                return masks, True
+    return masks, False

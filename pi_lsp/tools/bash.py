@@ -60,12 +60,28 @@ _SESSION_VARIABLES = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MOD
 @dataclass(frozen=True)
 class Launch:
     """How a before hook asks the bash tool to start a command (the policy, for commands it
-    allowed without asking: :mod:`pi_lsp.policy.sandbox`): ``prefix`` is put before
-    ``{shell} -c command`` (a sandbox such as ``bwrap ... --``), ``env`` is added to the
-    command's environment. Set it with ``args.set_launch(launch)``."""
+    allowed without asking: :mod:`pi_lsp.policy.sandbox`). Set it with ``args.set_launch``.
+
+    Attributes:
+        prefix: put before the shell (a sandbox such as ``bwrap ... --``).
+        env: added to the command's environment.
+        argv: when set, the exact argument vector to run instead of letting the shell parse the
+            command again (``{shell} -c 'exec "$@"' {shell} argv...``): what was judged is what
+            runs, even if a glob would match other files by now.
+        stderr_to_null: with ``argv``, send stderr to ``/dev/null`` (the command's ``2>/dev/null``).
+    """
 
     prefix: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    argv: tuple[str, ...] | None = None
+    stderr_to_null: bool = False
+
+    def shell_argv(self, shell: str, command: str) -> list[str]:
+        """The process's argument vector for ``{shell} -c command`` under this launch."""
+        if self.argv is None:
+            return [*self.prefix, shell, "-c", command]
+        script = 'exec "$@" 2>/dev/null' if self.stderr_to_null else 'exec "$@"'
+        return [*self.prefix, shell, "-c", script, shell, *self.argv]
 
 
 # The arguments ``{command, timeout?}``; ``timeout`` in seconds; an open object like the peer's
@@ -206,7 +222,7 @@ class BashTool(BuiltinTool):
         if launch is not None:
             base_env.update(launch.env)
         spawn_env = registry.spawn_env(base_env) if registry is not None else base_env
-        argv = [*(launch.prefix if launch is not None else ()), shell, "-c", command]
+        argv = launch.shell_argv(shell, command) if launch is not None else [shell, "-c", command]
         try:
             shell_args = spawn_args(argv[1:])  # a launch's prefix is only set for judged commands (no NUL)
             transport, _ = await loop.subprocess_exec(

@@ -119,3 +119,18 @@ async def test_auto_without_a_working_sandbox_still_judges_and_runs(tmp_path: Pa
     assert await session.call("bash", command="cat a.txt") == (False, "alpha\n")
     is_error, _ = await session.call("bash", command="cat .env")
     assert is_error and len(session.requests) == 1
+
+
+async def test_what_was_judged_is_what_runs_even_if_a_glob_would_match_more_by_then(tmp_path: Path) -> None:
+    """A file made between the judgement and the run (a parallel call) is not picked up by the
+    glob: the judged argument vector runs as it is."""
+    session = Session(tmp_path, answering("Deny"))
+    (session.cwd / "a.txt").write_text("alpha\n", encoding="utf-8")
+
+    async def plant(ctx, signal):  # runs after the policy's judgement, before the tool
+        (session.cwd / "-n").write_text("", encoding="utf-8")  # would become an option of cat
+        (session.cwd / "b.txt").write_text("beta\n", encoding="utf-8")
+
+    session.pipeline.add_before_hook(plant)
+    assert await session.call("bash", command="cat *") == (False, "alpha\n")
+    assert await session.call("bash", command="cat *.txt 2>/dev/null") == (False, "alpha\nbeta\n")
