@@ -67,6 +67,9 @@ Fallback = Literal["allow", "deny"]
 WithdrawReason = Literal["timeout", "aborted", "cancelled"]
 """Why a pending question was withdrawn before the user answered."""
 
+READ_ONLY_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls"})
+"""Tools that create no files (the sandbox's mask scan stays valid after them)."""
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:
@@ -234,6 +237,8 @@ class ApprovalPolicy:
             self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
             raise
         self._journal(ctx, scope, decision, outcome)
+        if outcome.allow and not (scope.tool in READ_ONLY_TOOLS or decision.command is not None and decision.action == "allow"):
+            self.sandbox.invalidate()  # it may create files: rescan what to mask next time
         if outcome.allow:
             return None
         return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
@@ -255,6 +260,7 @@ class ApprovalPolicy:
             roots=self.workspace.roots(),
             cwd=self.env.cwd,
             protected=lambda path: self.protected.match(Path(path), self.workspace, path),
+            may_protect=self.protected.may_protect_name,
         )
         if launch is None:
             why = self.sandbox.status.reason

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +35,11 @@ PROTECTED_NAMES: tuple[str, ...] = (".env", ".env.*", "*.pem", "*.key", "id_rsa*
 
 ENV_EXCEPTIONS: frozenset[str] = frozenset({".env.example", ".env.sample", ".env.template"})
 """``.env.*`` names that hold no secrets by convention and stay writable."""
+
+
+_NAME_PATTERN = re.compile(
+    "|".join([fnmatch.translate(p) for p in PROTECTED_NAMES] + [re.escape(d) + r"\Z" for d in PROTECTED_DIRECTORIES])
+)
 
 
 def _builtin_match(path: str) -> str | None:
@@ -105,6 +111,12 @@ class ProtectedPaths:
             except GlobError as exc:
                 problems.append(f"pi.protectedPaths[{index}]: invalid glob {pattern!r} ({exc}); ignored")
         return cls(globs), problems
+
+    def may_protect_name(self, name: str) -> bool:
+        """A fast pre-check for walks (about 1 microsecond): ``False`` only when no pattern can
+        protect an entry called ``name`` whose parent folders are not protected; call
+        :meth:`match` for the ``True`` ones. Always ``True`` with extra patterns configured."""
+        return bool(self.extra) or _NAME_PATTERN.match(name) is not None
 
     def match(self, path: Path, scope: WorkspaceScope, real: str | None = None) -> str | None:
         """The pattern that protects ``path`` (absolute), or ``None``.

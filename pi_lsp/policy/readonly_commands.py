@@ -44,6 +44,10 @@ directory but **not** normalised; ``kind`` is ``name``, ``read`` or ``tree``."""
 Protected = Callable[[str], str | None]
 """``protected(real_path) -> the pattern protecting it, or None``."""
 
+MayProtect = Callable[[str], bool]
+"""``may_protect(name) -> False`` when no pattern can protect an entry of that base name (a fast
+pre-check for walks; see :meth:`~pi_lsp.policy.protected_paths.ProtectedPaths.may_protect_name`)."""
+
 
 @dataclass(frozen=True)
 class CommandVerdict:
@@ -66,6 +70,7 @@ def judge_command(
     *,
     timeout_seconds: float = 5.0,
     env: Mapping[str, str] | None = None,
+    may_protect: MayProtect = lambda name: True,
 ) -> CommandVerdict:
     """Judge ``command`` run by bash in ``cwd`` (module docstring). Never raises."""
     try:
@@ -91,7 +96,8 @@ def judge_command(
     for kind, value, source in parsed.values:
         if kind not in ("name", "read", "tree"):
             continue
-        problem = _check_value(cwd, kind, value, check, protected, "hidden" in parsed.modes or name != "rg")
+        hidden = "hidden" in parsed.modes or name != "rg"
+        problem = _check_value(cwd, kind, value, check, protected, may_protect, hidden)
         if problem is not None:
             where = f" (the value of `{source}`)" if source not in ("operand",) else ""
             return CommandVerdict(f"{problem}{where}", argv, name == "git")
@@ -116,7 +122,8 @@ def _parse(name: str, args: list[str], permute: bool) -> tuple[ParsedArgs, str]:
 
 
 def _check_value(
-    cwd: Path, kind: ValueKind, value: str, check: CheckPath, protected: Protected, hidden: bool
+    cwd: Path, kind: ValueKind, value: str, check: CheckPath, protected: Protected, may_protect: MayProtect,
+    hidden: bool,
 ) -> str | None:
     if value == "-" and kind != "name":
         return None  # standard input: /dev/null for the bash tool
@@ -124,10 +131,10 @@ def _check_value(
     problem = check(joined, kind)
     if problem is not None or kind != "tree":
         return problem
-    return _tree_problem(joined, protected, hidden)
+    return _tree_problem(joined, protected, may_protect, hidden)
 
 
-def _tree_problem(top: str, protected: Protected, hidden: bool) -> str | None:
+def _tree_problem(top: str, protected: Protected, may_protect: MayProtect, hidden: bool) -> str | None:
     """The first protected path a recursive read of ``top`` could open, or why it is not walked."""
     real_top = os.path.realpath(top)
     if not os.path.isdir(real_top):
@@ -141,6 +148,8 @@ def _tree_problem(top: str, protected: Protected, hidden: bool) -> str | None:
             entries += 1
             if entries > MAX_TREE_ENTRIES:
                 return f"{top} holds more than {MAX_TREE_ENTRIES} entries to search"
+            if not may_protect(name):
+                continue
             path = os.path.join(folder, name)
             guard = protected(path)
             if guard is not None:

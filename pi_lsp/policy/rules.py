@@ -226,7 +226,8 @@ def _default(
             return protected.match(Path(path), workspace, path)
 
         verdict = judge_command(
-            scope.command or "", cwd, check, guard, timeout_seconds=command_timeout_seconds
+            scope.command or "", cwd, check, guard, timeout_seconds=command_timeout_seconds,
+            may_protect=protected.may_protect_name,
         )
         if verdict.problem is None:
             return Decision("allow", "default", "a simple read-only command", verdict)

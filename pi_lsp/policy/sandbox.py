@@ -31,6 +31,7 @@ import logging
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,13 +104,29 @@ def probe_bwrap(timeout_seconds: float = 10.0) -> tuple[str | None, str]:
 class Sandbox:
     """The sandbox of one daemon or ``pi-lsp exec`` session (see the module docstring).
 
-    ``probe`` is called at most once, on first use (injectable for tests)."""
+    ``probe`` is called at most once, on first use (injectable for tests). The scan for
+    protected files to mask is reused for ``mask_cache_seconds`` (a walk of a large workspace
+    takes tens of milliseconds) unless :meth:`invalidate` was called: the policy calls it after
+    every call that may create files (write, edit, an asked bash command). Protected files made
+    meanwhile by someone else (the user) may stay unmasked that long; the judge still checks
+    every path itself."""
 
-    def __init__(self, mode: SandboxMode = "auto", probe: Callable[[], tuple[str | None, str]] = probe_bwrap) -> None:
+    def __init__(
+        self,
+        mode: SandboxMode = "auto",
+        probe: Callable[[], tuple[str | None, str]] = probe_bwrap,
+        mask_cache_seconds: float = 10.0,
+    ) -> None:
         self.mode: SandboxMode = mode
+        self.mask_cache_seconds = mask_cache_seconds
         self._probe = probe
         self._probed: tuple[str | None, str] | None = None
         self._cap_logged = False
+        self._masks: tuple[tuple[str, ...], float, list[tuple[str, bool]]] | None = None
+
+    def invalidate(self) -> None:
+        """Forget the cached mask scan (files may have been created)."""
+        self._masks = None
 
     @property
     def status(self) -> SandboxStatus:
@@ -134,11 +151,13 @@ class Sandbox:
         roots: Sequence[Path],
         cwd: Path | None = None,
         protected: Callable[[str], str | None],
+        may_protect: Callable[[str], bool] = lambda name: True,
     ) -> Launch | None:
         """The launch of an auto-allowed command: the bwrap prefix (when available), git's
         environment, ``RIPGREP_CONFIG_PATH`` emptied (a config file could name ``--pre``), and
         ``argv``, the judged argument vector, run as it is; ``None`` when ``required`` and no
-        sandbox works (ask instead)."""
+        sandbox works (ask instead). ``protected(real_path)`` names the pattern protecting a
+        path; ``may_protect(name)`` is its fast pre-check by base name."""
         env = git_environment() if git else {}
         env["RIPGREP_CONFIG_PATH"] = ""
         exact = tuple(argv) if argv else None
@@ -157,17 +176,28 @@ class Sandbox:
                 prefix += ["--ro-bind", real, real]
         if cwd is not None:
             prefix += ["--chdir", os.fspath(cwd)]
-        masks, capped = _masks(roots, protected)
+        for path, is_dir in self._scan(roots, protected, may_protect):
+            prefix += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
+        prefix.append("--")
+        return Launch(tuple(prefix), env, exact, stderr_to_null)
+
+
+    def _scan(
+        self, roots: Sequence[Path], protected: Callable[[str], str | None], may_protect: Callable[[str], bool]
+    ) -> list[tuple[str, bool]]:
+        key = tuple(os.fspath(root) for root in roots)
+        now = time.monotonic()
+        if self._masks is not None and self._masks[0] == key and now - self._masks[1] < self.mask_cache_seconds:
+            return self._masks[2]
+        masks, capped = _masks(roots, protected, may_protect)
         if capped and not self._cap_logged:
             self._cap_logged = True
             logger.warning(
                 "bash sandbox: more than %d workspace entries; protected files beyond them are not masked "
                 "(the policy's own checks still apply)", MAX_MASK_SCAN_ENTRIES,
             )
-        for path, is_dir in masks:
-            prefix += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
-        prefix.append("--")
-        return Launch(tuple(prefix), env, exact, stderr_to_null)
+        self._masks = (key, now, masks)
+        return masks
 
 
 def git_environment() -> dict[str, str]:
@@ -185,9 +215,12 @@ def git_environment() -> dict[str, str]:
     return env
 
 
-def _masks(roots: Sequence[Path], protected: Callable[[str], str | None]) -> tuple[list[tuple[str, bool]], bool]:
+def _masks(
+    roots: Sequence[Path], protected: Callable[[str], str | None], may_protect: Callable[[str], bool]
+) -> tuple[list[tuple[str, bool]], bool]:
     """Protected files and ``.ssh`` folders under ``roots`` (real paths) and ``~/.ssh``:
-    ``(path, is_dir)``; ``.git`` folders are not entered (left readable, read-only). The flag is
+    ``(path, is_dir)``; ``.git`` folders are not entered and ``.git`` files (gitfiles) not masked
+(left readable, read-only, so git works). The flag is
     true when the scan stopped at :data:`MAX_MASK_SCAN_ENTRIES`."""
     masks: list[tuple[str, bool]] = []
     home_ssh = os.path.realpath(os.path.expanduser("~/.ssh"))
@@ -203,7 +236,7 @@ def _masks(roots: Sequence[Path], protected: Callable[[str], str | None]) -> tup
                 path = os.path.join(folder, name)
                 if name == ".git":
                     continue
-                if name == ".ssh" or (protected(path) is not None and not os.path.islink(path)):
+                if name == ".ssh" or (may_protect(name) and protected(path) is not None and not os.path.islink(path)):
                     masks.append((path, True))
                     continue
                 keep.append(name)
@@ -211,7 +244,9 @@ def _masks(roots: Sequence[Path], protected: Callable[[str], str | None]) -> tup
             for name in files:
                 seen += 1
                 path = os.path.join(folder, name)
-                if protected(path) is not None and not os.path.islink(path):
+                if name == ".git":  # a gitfile (worktrees, submodules): git needs it
+                    continue
+                if may_protect(name) and protected(path) is not None and not os.path.islink(path):
                     masks.append((path, False))
             if seen > MAX_MASK_SCAN_ENTRIES:
                 return masks, True
