@@ -256,6 +256,7 @@ class ApprovalPolicy:
         launch = self.sandbox.launch(
             git=decision.command.git,
             argv=decision.command.argv,
+            program=decision.command.program,
             stderr_to_null=decision.command.stderr_to_null,
             roots=self.workspace.roots(),
             cwd=self.env.cwd,

@@ -17,7 +17,10 @@
    resolved with ``os.path.realpath`` (symlinks component by component, ``..`` after them);
    never normalised as text first. A path read recursively (``grep -r``, ``rg``) is walked
    (without following symlinks, as they do; ``rg`` skips hidden names unless told otherwise) and
-   any protected path below it makes the command asked about.
+   any protected path below it makes the command asked about;
+6. the name resolves on ``PATH`` to a program outside the workspace (one written into a
+   workspace folder on ``PATH`` is asked about). The command later runs with exactly the judged
+   argument vector and that program (:class:`~pi_lsp.tools.bash.Launch`).
 
 Anything else is asked about, with the first problem found as the reason.
 """
@@ -25,6 +28,7 @@ Anything else is asked about, with the first problem found as the reason.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +58,13 @@ class CommandVerdict:
     """The judgement of one bash command: ``problem`` is ``None`` when it may run without asking;
     ``argv`` the argument vector bash will build (empty when it was not reached); ``git``: the
     command is ``git`` (run it with the config-driven programs disabled); ``stderr_to_null``: it
-    ends with ``2>/dev/null``."""
+    ends with ``2>/dev/null``; ``program``: the absolute path ``PATH`` resolves the name to."""
 
     problem: str | None
     argv: tuple[str, ...] = ()
     git: bool = False
     stderr_to_null: bool = False
+    program: str | None = None
 
 
 def judge_command(
@@ -71,8 +76,10 @@ def judge_command(
     timeout_seconds: float = 5.0,
     env: Mapping[str, str] | None = None,
     may_protect: MayProtect = lambda name: True,
+    inside: Callable[[str], bool] = lambda path: False,
 ) -> CommandVerdict:
-    """Judge ``command`` run by bash in ``cwd`` (module docstring). Never raises."""
+    """Judge ``command`` run by bash in ``cwd`` (module docstring). ``inside(real_path)``: the
+    path is in the workspace (a program found there on ``PATH`` is not trusted). Never raises."""
     try:
         simple = parse_simple_command(command)
     except NotSimple as exc:
@@ -101,7 +108,13 @@ def judge_command(
         if problem is not None:
             where = f" (the value of `{source}`)" if source not in ("operand",) else ""
             return CommandVerdict(f"{problem}{where}", argv, name == "git")
-    return CommandVerdict(None, argv, name == "git", simple.stderr_to_null)
+    program = shutil.which(name, path=environment.get("PATH", os.defpath))
+    if program is None:
+        return CommandVerdict(f"`{name}` is not found on PATH", argv)
+    program = os.path.abspath(program)
+    if inside(os.path.realpath(program)):
+        return CommandVerdict(f"`{name}` resolves to {program}, inside the workspace", argv)
+    return CommandVerdict(None, argv, name == "git", simple.stderr_to_null, program)
 
 
 def _parse(name: str, args: list[str], permute: bool) -> tuple[ParsedArgs, str]:

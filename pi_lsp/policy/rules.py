@@ -228,6 +228,7 @@ def _default(
         verdict = judge_command(
             scope.command or "", cwd, check, guard, timeout_seconds=command_timeout_seconds,
             may_protect=protected.may_protect_name,
+            inside=lambda path: workspace.contains(Path(path), path),
         )
         if verdict.problem is None:
             return Decision("allow", "default", "a simple read-only command", verdict)

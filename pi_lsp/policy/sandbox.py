@@ -147,6 +147,7 @@ class Sandbox:
         *,
         git: bool,
         argv: Sequence[str] | None = None,
+        program: str | None = None,
         stderr_to_null: bool = False,
         roots: Sequence[Path],
         cwd: Path | None = None,
@@ -167,7 +168,7 @@ class Sandbox:
         if not status.available:
             if self.mode == "required":
                 return None
-            return Launch((), env, exact, stderr_to_null)
+            return Launch((), env, exact, program, stderr_to_null)
         assert status.tool is not None
         prefix = [status.tool, *_BWRAP_BASE]
         for root in roots:  # a workspace under /tmp is hidden by the private /tmp: bind it again
@@ -179,7 +180,7 @@ class Sandbox:
         for path, is_dir in self._scan(roots, protected, may_protect):
             prefix += ["--tmpfs", path] if is_dir else ["--ro-bind", "/dev/null", path]
         prefix.append("--")
-        return Launch(tuple(prefix), env, exact, stderr_to_null)
+        return Launch(tuple(prefix), env, exact, program, stderr_to_null)
 
 
     def _scan(

@@ -66,22 +66,26 @@ class Launch:
         prefix: put before the shell (a sandbox such as ``bwrap ... --``).
         env: added to the command's environment.
         argv: when set, the exact argument vector to run instead of letting the shell parse the
-            command again (``{shell} -c 'exec "$@"' {shell} argv...``): what was judged is what
-            runs, even if a glob would match other files by now.
+            command again: what was judged is what runs, even if a glob would match other files
+            by now. ``argv[0]`` is the name the program sees.
+        program: with ``argv``, the absolute path of the program to execute (``PATH`` is not
+            searched again).
         stderr_to_null: with ``argv``, send stderr to ``/dev/null`` (the command's ``2>/dev/null``).
     """
 
     prefix: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     argv: tuple[str, ...] | None = None
+    program: str | None = None
     stderr_to_null: bool = False
 
     def shell_argv(self, shell: str, command: str) -> list[str]:
-        """The process's argument vector for ``{shell} -c command`` under this launch."""
-        if self.argv is None:
+        """The process's argument vector for ``{shell} -c command`` under this launch; with
+        ``argv``: ``/bin/bash -c 'exec -a "$0" "$@"' argv[0] program argv[1:]...``."""
+        if self.argv is None or self.program is None:
             return [*self.prefix, shell, "-c", command]
-        script = 'exec "$@" 2>/dev/null' if self.stderr_to_null else 'exec "$@"'
-        return [*self.prefix, shell, "-c", script, shell, *self.argv]
+        script = 'exec -a "$0" "$@"' + (" 2>/dev/null" if self.stderr_to_null else "")
+        return [*self.prefix, "/bin/bash", "-c", script, self.argv[0], self.program, *self.argv[1:]]
 
 
 # The arguments ``{command, timeout?}``; ``timeout`` in seconds; an open object like the peer's

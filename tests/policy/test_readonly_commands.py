@@ -32,7 +32,7 @@ ALLOWED = [
     "echo '$HOME'",
     "ls ../ws2",
     "stat .env",  # metadata only: a protected name is not read
-    "tree -L 2",
+    "du -sh src",
 ]
 
 ASKED = {
@@ -158,3 +158,13 @@ def test_every_table_entry_names_the_kind_of_its_values() -> None:
         assert entry.operands in kinds
     assert READ_ONLY_COMMANDS["rg"].long["pre"].kind == "runs"
     assert READ_ONLY_COMMANDS["sort"].short["o"].kind == "write"
+
+
+def test_a_program_planted_on_path_inside_the_workspace_is_asked(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    (ws.ws / "bin").mkdir()
+    (ws.ws / "bin" / "cat").write_text("#!/bin/sh\necho planted\n", encoding="utf-8")
+    os.chmod(ws.ws / "bin" / "cat", 0o755)
+    assert ws.bash("cat a.txt").action == "allow"
+    monkeypatch.setenv("PATH", f"{ws.ws / 'bin'}:{os.environ['PATH']}")
+    decision = ws.bash("cat a.txt")
+    assert decision.action == "ask" and "inside the workspace" in decision.reason
