@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.editor.fake_editor import FakeEditor
+from pi_lsp.demo.fake_editor import FakeEditor
 
 SECRET = "SECRET_TOKEN_5f2c"
 MARKER = "ran.marker"
