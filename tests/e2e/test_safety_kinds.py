@@ -11,12 +11,14 @@ symlinks ``h -> .git/hooks`` and ``r -> /usr``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from pi_lsp.demo.fake_editor import FakeEditor
+from tests.e2e.daemon_support import server_env, server_tmp
 
 SECRET = "SECRET_TOKEN_5f2c"
 MARKER = "ran.marker"
@@ -197,3 +199,32 @@ async def test_what_stays_allowed_runs_sandboxed_without_a_prompt(denied) -> Non
             assert text == expected, command
         assert SECRET not in text
     assert editor.message_requests == []
+
+
+async def test_pi_health_reports_the_sandbox(make_editor) -> None:
+    editor: FakeEditor = await make_editor()
+    health = await editor.request("pi/health", {})
+    sandbox = health["sandbox"]
+    assert sandbox["mode"] == "auto"
+    if shutil.which("bwrap") is not None:
+        assert sandbox["available"] is True and sandbox["tool"] == shutil.which("bwrap")
+    else:
+        assert sandbox["available"] is False and "bwrap is not installed" in sandbox["reason"]
+
+
+async def test_required_without_bwrap_warns_once_and_every_command_asks(tmp_path: Path) -> None:
+    """``bash.sandbox: required`` with no bwrap on PATH: the user is told, and a command that
+    would be auto-allowed asks (here Deny: it does not run)."""
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    bin_dir = tmp_path.parent / f"{tmp_path.name}-bin"
+    bin_dir.mkdir()
+    os.symlink(shutil.which("cat"), bin_dir / "cat")
+    env = server_env(TMPDIR=str(server_tmp(tmp_path)), PATH=str(bin_dir))
+    options = {"pi": {"bash": {"sandbox": "required"}}}
+    async with FakeEditor(tmp_path, env=env, message_answer="Deny", initialization_options=options) as editor:
+        health = await editor.request("pi/health", {})
+        assert health["sandbox"]["available"] is False and "bwrap is not installed" in health["sandbox"]["reason"]
+        assert [m for m in editor.shown_messages if "no bash sandbox" in m and "every bash command asks" in m]
+        result = await editor.call("bash", {"command": "cat a.txt"})
+        assert result["isError"] is True and "alpha" not in editor.result_text(result)
+        assert len(editor.message_requests) == 1 and "no sandbox is available" in editor.message_requests[0]
