@@ -31,6 +31,7 @@ import logging
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -122,6 +123,7 @@ class Sandbox:
         self._probe = probe
         self._probed: tuple[str | None, str] | None = None
         self._cap_logged = False
+        self._lock = threading.Lock()
         self._masks: tuple[tuple[str, ...], float, list[tuple[str, bool]]] | None = None
 
     def invalidate(self) -> None:
@@ -133,13 +135,14 @@ class Sandbox:
         """The status (probes on first use; ``off`` never probes)."""
         if self.mode == "off":
             return SandboxStatus("off", False, None, "pi.bash.sandbox is off")
-        if self._probed is None:
-            self._probed = self._probe()
-            if self._probed[0] is None:
-                logger.warning("bash sandbox unavailable: %s; auto-allowed commands run unsandboxed", self._probed[1])
-            else:
-                logger.info("bash sandbox: %s", self._probed[0])
-        tool, reason = self._probed
+        with self._lock:  # the daemon probes at start-up while a first command may be judged
+            if self._probed is None:
+                self._probed = self._probe()
+                if self._probed[0] is None:
+                    logger.warning("bash sandbox unavailable: %s; auto-allowed commands run unsandboxed", self._probed[1])
+                else:
+                    logger.info("bash sandbox: %s", self._probed[0])
+            tool, reason = self._probed
         return SandboxStatus(self.mode, tool is not None, tool, reason)
 
     def launch(
