@@ -152,8 +152,8 @@ READ_ONLY_COMMANDS: dict[str, CommandSpec] = {
              long="unified?=number context?=number brief report-identical-files ignore-case ignore-all-space"
              " ignore-space-change ignore-blank-lines text expand-tabs initial-tab side-by-side width=number"
              " new-file recursive!recursive color?=text label=text show-c-function minimal"
-             " strip-trailing-cr suppress-common-lines from-file=read to-file=read",
-             recursive_operands="tree"),
+             " strip-trailing-cr suppress-common-lines from-file=tree to-file=tree",
+             operands="tree"),  # `diff f DIR` reads DIR/f: a directory operand is walked
         spec("cmp", short="b l s i:text n:number",
              long="print-bytes verbose quiet silent ignore-initial=text bytes=number"),
         spec("sort", short="b d f g i M h n R r V s u z c C k:text t:text S:number o:write T:write",

@@ -97,6 +97,7 @@ ASKED = {
     "head ~/.bashrc": "outside the workspace",
     "grep --file=/etc/passwd a.txt": "-f",
     "wc --files0-from=/etc/x": "--files0-from",
+    "diff .env.example .": "protected path",  # diff FILE DIR reads DIR/FILE: the folder is walked
 }
 
 
