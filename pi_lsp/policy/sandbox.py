@@ -5,8 +5,9 @@ through a :class:`~pi_lsp.tools.bash.Launch` built here:
 
 - **bubblewrap** (``bwrap``, Debian package ``bubblewrap``), when ``pi.bash.sandbox`` is
   ``auto`` (the default) or ``required`` and the probe succeeds: the whole file system bound
-  read-only (the workspace included), ``/dev`` and ``/proc`` fresh, a private ``/tmp``, no
-  network (``--unshare-net``), the sandbox killed with its parent (``--die-with-parent``), and
+  read-only (the workspace included), ``/dev`` fresh, its own process namespace and ``/proc``
+  (other processes' environments are not visible), a private ``/tmp``, no network
+  (``--unshare-net``), the sandbox killed with its parent (``--die-with-parent``), and
   the protected paths masked: files found in the workspace folders that are protected (``.env``,
   keys, ``pi.protectedPaths``; ``.git`` is left readable so ``git status`` works) are covered
   with an empty file, ``.ssh`` folders (the home one too) with an empty tmpfs;
@@ -64,7 +65,7 @@ GIT_SAFE_CONFIG: tuple[tuple[str, str], ...] = (
 
 _BWRAP_BASE = (
     "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-    "--unshare-net", "--die-with-parent",
+    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
 )
 
 

@@ -38,7 +38,7 @@ def _workspace(root: Path) -> Path:
     return ws
 
 
-def test_a_command_in_the_sandbox_cannot_write_read_secrets_or_reach_the_network(tmp_path: Path) -> None:
+def test_a_command_in_the_sandbox_cannot_write_read_secrets_see_processes_or_reach_the_network(tmp_path: Path) -> None:
     _bwrap()
     ws = _workspace(tmp_path)
     scope = WorkspaceScope(lambda: [ws])
@@ -54,13 +54,15 @@ def test_a_command_in_the_sandbox_cannot_write_read_secrets_or_reach_the_network
     script = (
         "cat a.txt; echo x > a.txt; echo y > new.txt; cat .env sub/id_rsa; "
         f"(exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected; "
-        "echo t > /tmp/inside && cat /tmp/inside; exit 0"
+        "echo t > /tmp/inside && cat /tmp/inside; "
+        f"test -e /proc/{os.getpid()}/environ && echo 'sees the host processes'; exit 0"
     )
     done = subprocess.run([*launch.prefix, "/bin/bash", "-c", script], cwd=ws, capture_output=True, text=True, timeout=60)
     listener.close()
     assert done.stdout.startswith("alpha\n") and "t\n" in done.stdout, done
     assert SECRET not in done.stdout + done.stderr
     assert "connected" not in done.stdout
+    assert "sees the host processes" not in done.stdout
     assert "Read-only file system" in done.stderr
     assert (ws / "a.txt").read_text() == "alpha\n" and not (ws / "new.txt").exists()
     assert not Path("/tmp/inside").exists()
