@@ -498,6 +498,7 @@ def create_server() -> PiLanguageServer:
     def sessions(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
         rpc.parse_sessions(params)
         return {"sessions": ls.agents.summaries(ls.require_host().env.cwd)}
+
     @server.feature(rpc.HEALTH)
     async def health(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
         """``pi/health``: facts only the server knows, for ``:checkhealth``-style diagnostics:
