@@ -7,7 +7,8 @@ about, notably: ``find -delete/-exec/-ok/-fprint/-fls/-files0-from/-L``, ``sort 
 --compress-program/--files0-from``, ``wc``/``du --files0-from``, ``file -f/-m/-C/-z``, ``grep
 -R/-d/-D/--exclude-from``, ``rg --pre/--pre-glob/-z/-L/--hostname-bin``, ``tail -f``, ``tree
 -o/-l``, ``git`` global options (``-c``, ``--git-dir``, ...), ``git diff/show/grep/blame`` and
-``git log -p/-S/-G/-L`` (they print file contents from history: asked), ``git branch NAME``
+``git log -p/-S/-G/-L`` (they print file contents from history: asked), ``git log --stat``
+(diff statistics run the text-conversion programs ``.gitattributes`` select), ``git branch NAME``
 (creates a branch).
 """
 
@@ -66,8 +67,8 @@ _GIT: dict[str, CommandSpec] = {
         "git log",
         short="n:number",
         long="oneline max-count=number skip=number graph decorate?=text no-decorate all branches?=text"
-        " tags?=text remotes?=text format=text pretty?=text abbrev-commit no-abbrev-commit stat?=text"
-        " shortstat name-only name-status author=text committer=text grep=text since=text until=text"
+        " tags?=text remotes?=text format=text pretty?=text abbrev-commit no-abbrev-commit"
+        " name-only name-status author=text committer=text grep=text since=text until=text"
         " after=text before=text reverse no-merges merges first-parent date=text relative-date"
         " topo-order date-order author-date-order color?=text no-color left-right cherry-pick boundary"
         " ancestry-path simplify-by-decoration",
