@@ -25,6 +25,7 @@ bash's own rules. A command is accepted only when **all** of this holds, else
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -61,11 +62,22 @@ class SimpleCommand:
     stderr_to_null: bool = False
 
 
+_LOCAL = threading.local()
+
+
 @lru_cache(maxsize=1)
-def _parser() -> Parser:
+def _language() -> Language:
     import tree_sitter_bash
 
-    return Parser(Language(tree_sitter_bash.language()))
+    return Language(tree_sitter_bash.language())
+
+
+def _parser() -> Parser:
+    """One parser per thread (commands are judged in worker threads; a parser keeps state)."""
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = Parser(_language())
+    return parser
 
 
 def parse_simple_command(command: str) -> SimpleCommand:
