@@ -43,7 +43,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "llm": {"pydantic", "httpx"},
     "agent": {"pydantic"},
     "tools": {"pydantic", "PIL", "pathspec"},
-    "policy": {"pydantic", "pathspec"},
+    "policy": {"pydantic", "pathspec", "tree_sitter", "tree_sitter_bash"},
     "editor": {"pydantic", "pygls", "lsprotocol", "cattrs"},
     "ipc": set(),
     "changes": {"pydantic"},
@@ -56,7 +56,8 @@ THIRD_PARTY: dict[str, set[str]] = {
     "cli.py": set(),
 }
 """layer -> third-party top-level modules it may import: only ``llm/`` reaches httpx, only the editor
-bridge, the daemon and the demo reach pygls/lsprotocol, only ``mcp/`` reaches the MCP SDK."""
+bridge, the daemon and the demo reach pygls/lsprotocol, only ``mcp/`` reaches the MCP SDK, only
+``policy/`` reaches tree-sitter (the bash grammar of the command judge)."""
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 

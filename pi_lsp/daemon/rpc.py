@@ -42,6 +42,7 @@ KEEP_CHANGES = "pi/keepChanges"
 SESSIONS = "pi/sessions"
 STEER = "pi/steer"
 FOLLOW_UP = "pi/followUp"
+HEALTH = "pi/health"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""

@@ -85,6 +85,7 @@ class PiLanguageServer(LanguageServer):
         self.external_start: asyncio.Future[None] | None = None
         self.external = ExternalSocket(ExternalHandlers(self._list_tools, self._execute_external))
         self.plain = PlainCommands(self, self.protocol.notify, self._request)
+        self._sandbox_warned = False
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -254,7 +255,22 @@ class PiLanguageServer(LanguageServer):
             protected_paths=self.settings.protected_paths,
             timeout_seconds=approvals.timeout_seconds,
             fallback=approvals.fallback,
+            sandbox=self.settings.bash.sandbox,
+            command_timeout_seconds=approvals.command_check_timeout_seconds,
         )
+
+    async def check_sandbox(self) -> dict[str, Any]:
+        """Probe the bash sandbox once (off the event loop; the policy logs a failed probe) and
+        return its status as ``pi/health`` shows it; with ``pi.bash.sandbox`` ``required`` and no
+        working sandbox, tell the user once that every bash command will ask."""
+        if self.policy is None:
+            return {"mode": self.settings.bash.sandbox, "available": False, "tool": None, "reason": "not initialized"}
+        sandbox = self.policy.sandbox
+        status = await asyncio.to_thread(lambda: sandbox.status)
+        if status.mode == "required" and not status.available and not self._sandbox_warned:
+            self._sandbox_warned = True
+            self.show(f"pi: no bash sandbox ({status.reason}); pi.bash.sandbox is required, so every bash command asks")
+        return status.to_json()
 
     def journal_approval(self, entry: dict[str, Any]) -> None:
         """Every approval decision: into the agent session's journal when the call belongs to a

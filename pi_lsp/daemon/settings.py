@@ -33,17 +33,23 @@ class EditSection(_Section):
 
 
 class BashSection(_Section):
-    """``pi.bash``: ``timeoutSeconds`` is the default timeout of a bash call (``None``: none)."""
+    """``pi.bash``: ``timeoutSeconds`` is the default timeout of a bash call (``None``: none);
+    ``sandbox``: how commands allowed without asking run (:mod:`pi_lsp.policy.sandbox`):
+    ``auto`` in bubblewrap when it works here, ``required`` (no working sandbox: every command
+    asks), ``off``."""
 
     timeout_seconds: float | None = Field(600.0, gt=0)
+    sandbox: Literal["auto", "required", "off"] = "auto"
 
 
 class ApprovalsSection(_Section):
-    """``pi.approvals`` (design.md section 8): rules, how long to wait for the user, fallback."""
+    """``pi.approvals`` (design.md section 8): rules, how long to wait for the user, fallback;
+    ``commandCheckTimeoutSeconds`` bounds judging one bash command (bash expanding its words)."""
 
     rules: list[dict[str, Any]] = Field(default_factory=list)
     timeout_seconds: float = Field(120.0, gt=0)
     fallback: Literal["allow", "deny"] = "deny"
+    command_check_timeout_seconds: float = Field(5.0, gt=0)
 
 
 class ChangesSection(_Section):

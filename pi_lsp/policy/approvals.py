@@ -37,6 +37,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pi_lsp.agent.hooks import BeforeToolCallContext, BeforeToolCallResult
@@ -45,6 +46,8 @@ from pi_lsp.llm.types import now_ms
 from pi_lsp.policy.call_scope import READ_TOOLS, CallScope, call_scope
 from pi_lsp.policy.protected_paths import ProtectedPaths
 from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
+from pi_lsp.policy.sandbox import Sandbox, SandboxMode
+from pi_lsp.tools.bash import BashArgs
 from pi_lsp.policy.workspace_scope import WorkspaceScope
 from pi_lsp.tools.environment import ToolEnvironment
 
@@ -63,6 +66,9 @@ Fallback = Literal["allow", "deny"]
 
 WithdrawReason = Literal["timeout", "aborted", "cancelled"]
 """Why a pending question was withdrawn before the user answered."""
+
+READ_ONLY_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls"})
+"""Tools that create no files (the sandbox's mask scan stays valid after them)."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,9 @@ class ApprovalPolicy:
         self.timeout_seconds = 120.0
         self.fallback: Fallback = "deny"
         self.grants: dict[str, set[tuple[str, str, str]]] = {}
+        self.sandbox = Sandbox("auto")
+        env.content_guard = self._content_guard
+        self.command_timeout_seconds = 5.0
 
     def configure(
         self,
@@ -187,8 +196,12 @@ class ApprovalPolicy:
         protected_paths: Sequence[object] = (),
         timeout_seconds: float = 120.0,
         fallback: Fallback = "deny",
+        sandbox: SandboxMode = "auto",
+        command_timeout_seconds: float = 5.0,
     ) -> list[str]:
-        """Apply ``pi.approvals`` and ``pi.protectedPaths``; return the problems to report.
+        """Apply ``pi.approvals``, ``pi.protectedPaths`` and ``pi.bash.sandbox``; return the
+        problems to report. ``command_timeout_seconds`` bounds the judging of one bash command
+        (bash expanding its words).
 
         Malformed rules leave the default rules in force (:func:`parse_rules`); bad protected-path
         globs are left out while the built-in list stays. Never raises.
@@ -197,6 +210,8 @@ class ApprovalPolicy:
         self.protected, path_problems = ProtectedPaths.from_settings(protected_paths)
         self.timeout_seconds = timeout_seconds
         self.fallback = fallback
+        self.sandbox.mode = sandbox
+        self.command_timeout_seconds = command_timeout_seconds
         return problems + path_problems
 
     def end_session(self, session_id: str) -> None:
@@ -208,16 +223,52 @@ class ApprovalPolicy:
         scope = call_scope(ctx.tool.name, ctx.args, self.env.cwd)
         if scope is None:
             return None  # an invalid file URL: the tool fails on its own and touches nothing
-        decision = decide(scope, self.rules, self.protected, self.workspace, self.env.cwd)
+        if scope.kind == "command":  # judging runs bash to expand the words: off the event loop
+            decision = await asyncio.to_thread(
+                decide, scope, self.rules, self.protected, self.workspace, self.env.cwd,
+                command_timeout_seconds=self.command_timeout_seconds,
+            )
+            decision = self._harden(ctx, decision)
+        else:
+            decision = decide(scope, self.rules, self.protected, self.workspace, self.env.cwd)
         try:
             outcome = await self._outcome(ctx, scope, decision, signal)
         except asyncio.CancelledError:
             self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
             raise
         self._journal(ctx, scope, decision, outcome)
+        if outcome.allow and not (scope.tool in READ_ONLY_TOOLS or decision.command is not None and decision.action == "allow"):
+            self.sandbox.invalidate()  # it may create files: rescan what to mask next time
         if outcome.allow:
             return None
         return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
+
+    def _content_guard(self, path: str) -> str | None:
+        """The protected pattern of ``path`` (absolute), for search tools to withhold its lines."""
+        return self.protected.match(Path(path), self.workspace)
+
+    def _harden(self, ctx: BeforeToolCallContext, decision: Decision) -> Decision:
+        """An auto-allowed command (the default rule allowed it) runs in the sandbox with git
+        hardened (:mod:`pi_lsp.policy.sandbox`); with ``pi.bash.sandbox`` ``required`` and no
+        working sandbox it is asked about instead."""
+        if decision.action != "allow" or decision.source != "default" or decision.command is None:
+            return decision
+        launch = self.sandbox.launch(
+            git=decision.command.git,
+            argv=decision.command.argv,
+            program=decision.command.program,
+            stderr_to_null=decision.command.stderr_to_null,
+            roots=self.workspace.roots(),
+            cwd=self.env.cwd,
+            protected=lambda path: self.protected.match(Path(path), self.workspace, path),
+            may_protect=self.protected.may_protect_name,
+        )
+        if launch is None:
+            why = self.sandbox.status.reason
+            return Decision("ask", "default", f"no sandbox is available ({why}) and pi.bash.sandbox is required")
+        if isinstance(ctx.args, BashArgs):
+            ctx.args.set_launch(launch)
+        return decision
 
     async def _outcome(
         self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision, signal: AbortSignal

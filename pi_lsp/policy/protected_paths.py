@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +37,11 @@ ENV_EXCEPTIONS: frozenset[str] = frozenset({".env.example", ".env.sample", ".env
 """``.env.*`` names that hold no secrets by convention and stay writable."""
 
 
+_NAME_PATTERN = re.compile(
+    "|".join([fnmatch.translate(p) for p in PROTECTED_NAMES] + [re.escape(d) + r"\Z" for d in PROTECTED_DIRECTORIES])
+)
+
+
 def _builtin_match(path: str) -> str | None:
     """The built-in pattern ``path`` (absolute, normalised, ``/``-separated) matches, or ``None``."""
     parts = path.split("/")
@@ -49,6 +55,35 @@ def _builtin_match(path: str) -> str | None:
     for pattern in PROTECTED_NAMES:
         if fnmatch.fnmatchcase(name, pattern):
             return pattern
+    return None
+
+
+GIT_REPOSITORY_PARTS: frozenset[str] = frozenset(
+    {"HEAD", "config", "commondir", "gitdir", "packed-refs", "index", "objects", "refs", "hooks", "info", "worktrees"}
+)
+"""Names git reads inside a repository folder (``$GIT_DIR``)."""
+
+
+def git_repository_part(path: str) -> str | None:
+    """Why writing ``path`` (absolute) would write a git repository where git would find it, or
+    ``None``. Git treats any folder holding ``HEAD``, ``objects/`` and ``refs/`` (or ``HEAD`` and
+    ``commondir``) as a repository and runs programs named in its ``config`` (issue 13), so,
+    like ``.git/**``, these are protected for ``edit`` and ``write``:
+
+    - a file named ``HEAD`` anywhere (no repository can be made without one);
+    - ``config``, ``objects/...``, ``refs/...``, ``hooks/...`` and git's other repository names
+      (:data:`GIT_REPOSITORY_PARTS`) in a folder that already holds a ``HEAD``.
+
+    Checked on the path as given and on its real path."""
+    for candidate in {os.path.normpath(path), real_path(path)}:
+        parts = candidate.split("/")
+        if parts[-1] == "HEAD":
+            return "HEAD makes its folder a git repository"
+        for index in range(1, len(parts)):
+            if parts[index] in GIT_REPOSITORY_PARTS:
+                folder = "/".join(parts[:index]) or "/"
+                if os.path.lexists(os.path.join(folder, "HEAD")):
+                    return f"{parts[index]} of the git repository folder {folder}"
     return None
 
 
@@ -76,6 +111,12 @@ class ProtectedPaths:
             except GlobError as exc:
                 problems.append(f"pi.protectedPaths[{index}]: invalid glob {pattern!r} ({exc}); ignored")
         return cls(globs), problems
+
+    def may_protect_name(self, name: str) -> bool:
+        """A fast pre-check for walks (about 1 microsecond): ``False`` only when no pattern can
+        protect an entry called ``name`` whose parent folders are not protected; call
+        :meth:`match` for the ``True`` ones. Always ``True`` with extra patterns configured."""
+        return bool(self.extra) or _NAME_PATTERN.match(name) is not None
 
     def match(self, path: Path, scope: WorkspaceScope, real: str | None = None) -> str | None:
         """The pattern that protects ``path`` (absolute), or ``None``.

@@ -1,199 +1,170 @@
-"""The short table of simple read-only commands bash may run without asking (issue 9).
+"""Which bash commands run without asking: the judge of issue 13 ("allow only what is understood").
 
-A bash command is allowed without asking only when :func:`readonly_problem` finds nothing:
+:func:`judge_command` allows a command only when every step accounts for it fully:
 
-1. it is one simple command (:func:`pi_lsp.policy.shell_words.split_words`: no ``;``, ``|``,
-   ``&``, ``>``, ``<``, ``$(``, backticks, newlines, ...);
-2. its first word is a name in :data:`READ_ONLY_COMMANDS` (exactly: not a path, not an assignment,
-   not a wrapper such as ``env`` or ``xargs``);
-3. none of its options is one of that command's dangerous options (``find -delete``/``-exec``,
-   ``git --output``, ``rg --pre``, ``sort -o``, ...). Short options are checked inside clusters
-   (``sort -uo f``), long ones also when abbreviated (GNU and git accept ``--o=f`` for
-   ``--output``); ``git`` must be followed directly by one of its read-only subcommands (so no
-   ``git -c core.pager=...``);
-4. every argument that may name a file passes the ``check_path`` callback (the policy: inside the
-   workspace, and for commands that print file contents, not a protected path). Glob words are
-   expanded the way bash would (hidden names only with a leading ``.``) and every match is
-   checked; ``~`` is the home directory.
+1. bash's grammar (:mod:`pi_lsp.policy.shell_grammar`, tree-sitter-bash) reads it as **one
+   simple command** whose words hold no expansion other than braces, ``~`` and globs, with no
+   redirection except ``2>/dev/null``;
+2. bash itself expands the words in the working directory (:mod:`pi_lsp.policy.shell_expand`),
+   so the judge sees the exact argument vector the command will get (a glob matching a file
+   named ``-rf`` is judged as that option);
+3. the command name is in :data:`~pi_lsp.policy.command_table.READ_ONLY_COMMANDS` (``find`` and
+   ``git`` with their own grammars), written as a plain name (not a path, not a wrapper);
+4. every option is in that command's allowlist (:mod:`pi_lsp.policy.command_args`: glued and
+   separate values, ``--`` and option values of ``--`` read as the command reads them);
+5. every path it opens passes the policy's ``check`` (inside the workspace; for contents, not
+   protected). A path is judged as the kernel opens it: joined to the working directory and
+   resolved with ``os.path.realpath`` (symlinks component by component, ``..`` after them);
+   never normalised as text first. A path read recursively (``grep -r``, ``rg``) is walked
+   (without following symlinks, as they do; ``rg`` skips hidden names unless told otherwise) and
+   any protected path below it makes the command asked about;
+6. the name resolves on ``PATH`` to a program outside the workspace (one written into a
+   workspace folder on ``PATH`` is asked about). The command later runs with exactly the judged
+   argument vector and that program (:class:`~pi_lsp.tools.bash.Launch`).
 
-Anything else is asked about, with the problem as the reason shown to the user.
+Anything else is asked about, with the first problem found as the reason.
 """
 
 from __future__ import annotations
 
-import glob
 import os
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_lsp.policy.shell_words import NotSimple, Word, split_words
+from pi_lsp.policy.command_args import ArgsRefused, ParsedArgs, ValueKind, parse_args
+from pi_lsp.policy.command_table import GIT_SUBCOMMANDS, READ_ONLY_COMMANDS, find_values
+from pi_lsp.policy.shell_expand import ExpansionError, expand_words
+from pi_lsp.policy.shell_grammar import NotSimple, parse_simple_command
 
-MAX_GLOB_MATCHES = 1000
-"""A glob word expanding to more files than this is not judged (the command is asked about)."""
+MAX_TREE_ENTRIES = 20_000
+"""A recursive read of a tree with more entries than this is asked about (not walked further)."""
+
+CheckPath = Callable[[str, ValueKind], str | None]
+"""``check(path, kind) -> problem or None``: ``path`` is absolute, joined to the working
+directory but **not** normalised; ``kind`` is ``name``, ``read`` or ``tree``."""
+
+Protected = Callable[[str], str | None]
+"""``protected(real_path) -> the pattern protecting it, or None``."""
+
+MayProtect = Callable[[str], bool]
+"""``may_protect(name) -> False`` when no pattern can protect an entry of that base name (a fast
+pre-check for walks; see :meth:`~pi_lsp.policy.protected_paths.ProtectedPaths.may_protect_name`)."""
 
 
 @dataclass(frozen=True)
-class ReadOnlyCommand:
-    """One entry of the table.
+class CommandVerdict:
+    """The judgement of one bash command: ``problem`` is ``None`` when it may run without asking;
+    ``argv`` the argument vector bash will build (empty when it was not reached); ``git``: the
+    command is ``git`` (run it with the config-driven programs disabled); ``stderr_to_null``: it
+    ends with ``2>/dev/null``; ``program``: the absolute path ``PATH`` resolves the name to."""
 
-    Attributes:
-        name: the command name (first word).
-        short: dangerous short option letters (checked in every ``-abc`` cluster).
-        long: dangerous long options (``--output``; abbreviations such as ``--o`` match too).
-        words: dangerous single-dash words (``find``'s primaries such as ``-delete``).
-        subcommands: when set, the second word must be one of these (``git``).
-        paths: ``"none"`` (arguments are not files: ``echo``), ``"names"`` (only names or metadata
-            are shown: ``ls``, ``find``) or ``"contents"`` (file contents are shown: ``cat``).
-    """
-
-    name: str
-    short: str = ""
-    long: tuple[str, ...] = ()
-    words: tuple[str, ...] = ()
-    subcommands: tuple[str, ...] | None = None
-    paths: str = "names"
+    problem: str | None
+    argv: tuple[str, ...] = ()
+    git: bool = False
+    stderr_to_null: bool = False
+    program: str | None = None
 
 
-def _table(*entries: ReadOnlyCommand) -> dict[str, ReadOnlyCommand]:
-    return {entry.name: entry for entry in entries}
-
-
-_GREP = {"short": "f", "long": ("--file",), "paths": "contents"}
-
-READ_ONLY_COMMANDS: dict[str, ReadOnlyCommand] = _table(
-    ReadOnlyCommand("ls"),
-    ReadOnlyCommand("pwd", paths="none"),
-    ReadOnlyCommand("echo", paths="none"),
-    ReadOnlyCommand("whoami", paths="none"),
-    ReadOnlyCommand("uname", paths="none"),
-    ReadOnlyCommand("which", paths="none"),
-    ReadOnlyCommand("cat", paths="contents"),
-    ReadOnlyCommand("head", paths="contents"),
-    ReadOnlyCommand("tail", paths="contents"),
-    ReadOnlyCommand("wc"),
-    ReadOnlyCommand("stat"),
-    ReadOnlyCommand("du"),
-    ReadOnlyCommand("file", short="C", long=("--compile",)),
-    ReadOnlyCommand("tree", short="o"),
-    ReadOnlyCommand("basename", paths="none"),
-    ReadOnlyCommand("dirname", paths="none"),
-    ReadOnlyCommand("realpath"),
-    ReadOnlyCommand("readlink"),
-    ReadOnlyCommand("diff", paths="contents"),
-    ReadOnlyCommand("cmp", paths="contents"),
-    ReadOnlyCommand("sort", short="o", long=("--output", "--compress-program"), paths="contents"),
-    ReadOnlyCommand("grep", **_GREP),  # type: ignore[arg-type]
-    ReadOnlyCommand("egrep", **_GREP),  # type: ignore[arg-type]
-    ReadOnlyCommand("fgrep", **_GREP),  # type: ignore[arg-type]
-    ReadOnlyCommand("rg", short="f", long=("--pre", "--file", "--hostname-bin"), paths="contents"),
-    ReadOnlyCommand(
-        "find",
-        words=("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
-    ),
-    ReadOnlyCommand(
-        "git",
-        short="O",
-        long=("--output", "--ext-diff", "--open-files-in-pager", "--textconv"),
-        subcommands=("status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "grep"),
-        paths="contents",
-    ),
-)
-"""The simple read-only commands and their dangerous options (see the module docstring)."""
-
-CheckPath = Callable[[Path, bool], str | None]
-"""``check_path(absolute_path, shows_contents) -> problem or None``."""
-
-
-def readonly_problem(command: str, cwd: Path, check_path: CheckPath) -> str | None:
-    """``None`` when ``command`` is a single simple read-only command whose files all pass
-    ``check_path``; otherwise the reason it must be asked about (one sentence for the user).
-
-    ``cwd`` is where bash runs (relative arguments resolve against it). Never raises.
-    """
+def judge_command(
+    command: str,
+    cwd: Path,
+    check: CheckPath,
+    protected: Protected,
+    *,
+    timeout_seconds: float = 5.0,
+    env: Mapping[str, str] | None = None,
+    may_protect: MayProtect = lambda name: True,
+    inside: Callable[[str], bool] = lambda path: False,
+) -> CommandVerdict:
+    """Judge ``command`` run by bash in ``cwd`` (module docstring). ``inside(real_path)``: the
+    path is in the workspace (a program found there on ``PATH`` is not trusted). Never raises."""
     try:
-        words = split_words(command)
+        simple = parse_simple_command(command)
     except NotSimple as exc:
-        return str(exc)
-    if not words:
-        return "the command is empty"
-    head = words[0]
-    entry = READ_ONLY_COMMANDS.get(head.text) if not (head.glob or head.home) else None
+        return CommandVerdict(str(exc))
+    environment = dict(os.environ if env is None else env)
+    try:
+        fields = expand_words(simple.words, cwd, timeout_seconds=timeout_seconds, env=environment)
+    except ExpansionError as exc:
+        return CommandVerdict(str(exc))
+    name_fields = fields[0]
+    argv = tuple(field for word in fields for field in word)
+    if len(name_fields) != 1 or name_fields[0] != simple.words[0]:
+        return CommandVerdict(f"the command name `{simple.words[0]}` is not a plain name", argv)
+    name = name_fields[0]
+    args = list(argv[1:])
+    permute = "POSIXLY_CORRECT" not in environment
+    try:
+        parsed, shown = _parse(name, args, permute)
+    except ArgsRefused as exc:
+        return CommandVerdict(str(exc), argv, name == "git")
+    for kind, value, source in parsed.values:
+        if kind not in ("name", "read", "tree"):
+            continue
+        hidden = "hidden" in parsed.modes or name != "rg"
+        problem = _check_value(cwd, kind, value, check, protected, may_protect, hidden)
+        if problem is not None:
+            where = f" (the value of `{source}`)" if source not in ("operand",) else ""
+            return CommandVerdict(f"{problem}{where}", argv, name == "git")
+    program = shutil.which(name, path=environment.get("PATH", os.defpath))
+    if program is None:
+        return CommandVerdict(f"`{name}` is not found on PATH", argv)
+    program = os.path.abspath(program)
+    if inside(os.path.realpath(program)):
+        return CommandVerdict(f"`{name}` resolves to {program}, inside the workspace", argv)
+    return CommandVerdict(None, argv, name == "git", simple.stderr_to_null, program)
+
+
+def _parse(name: str, args: list[str], permute: bool) -> tuple[ParsedArgs, str]:
+    if name == "find":
+        return find_values(args), name
+    if name == "git":
+        if not args:
+            raise ArgsRefused("`git` without a subcommand")
+        sub = GIT_SUBCOMMANDS.get(args[0])
+        if sub is None:
+            what = "a global option" if args[0].startswith("-") else "not a subcommand judged read-only"
+            raise ArgsRefused(f"`git {args[0]}` is {what}")
+        return parse_args(sub, args[1:], permute=True), sub.name
+    entry = READ_ONLY_COMMANDS.get(name)
     if entry is None:
-        return f"`{head.text}` is not in the table of read-only commands"
-    args = words[1:]
-    if entry.subcommands is not None:
-        if not args or args[0].glob or args[0].text not in entry.subcommands:
-            shown = args[0].text if args else ""
-            return f"`{entry.name} {shown}`".replace(" `", "`") + " is not a read-only subcommand"
-        args = args[1:]
-    problem = _option_problem(entry, args)
-    if problem is not None or entry.paths == "none":
+        raise ArgsRefused(f"`{name}` is not in the table of read-only commands")
+    return parse_args(entry, args, permute=permute), name
+
+
+def _check_value(
+    cwd: Path, kind: ValueKind, value: str, check: CheckPath, protected: Protected, may_protect: MayProtect,
+    hidden: bool,
+) -> str | None:
+    if value == "-" and kind != "name":
+        return None  # standard input: /dev/null for the bash tool
+    joined = value if os.path.isabs(value) else os.path.join(os.fspath(cwd), value)
+    problem = check(joined, kind)
+    if problem is not None or kind != "tree":
         return problem
-    return _path_problem(entry, args, cwd, check_path)
+    return _tree_problem(joined, protected, may_protect, hidden)
 
 
-def _option_problem(entry: ReadOnlyCommand, args: list[Word]) -> str | None:
-    for word in args:
-        text = word.text
-        if text == "--" and not entry.words:  # find takes no "--": its primaries still follow
-            return None
-        if text in entry.words:
-            return f"`{entry.name} {text}` can change files or run commands"
-        if text.startswith("--"):
-            name = text.split("=", 1)[0]
-            for danger in entry.long:
-                if name == danger or (len(name) >= 3 and danger.startswith(name)):
-                    return f"`{entry.name} {danger}` can write files or run commands"
-        elif text.startswith("-") and len(text) > 1 and not entry.words:
-            for letter in text[1:]:
-                if letter in entry.short:
-                    return f"`{entry.name} -{letter}` can write files or run commands"
+def _tree_problem(top: str, protected: Protected, may_protect: MayProtect, hidden: bool) -> str | None:
+    """The first protected path a recursive read of ``top`` could open, or why it is not walked."""
+    real_top = os.path.realpath(top)
+    if not os.path.isdir(real_top):
+        return None  # a file: judged by ``check`` already
+    entries = 0
+    for folder, dirs, files in os.walk(real_top, followlinks=False):
+        if not hidden:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            files = [f for f in files if not f.startswith(".")]
+        for name in dirs + files:
+            entries += 1
+            if entries > MAX_TREE_ENTRIES:
+                return f"{top} holds more than {MAX_TREE_ENTRIES} entries to search"
+            if not may_protect(name):
+                continue
+            path = os.path.join(folder, name)
+            guard = protected(path)
+            if guard is not None:
+                return f"a recursive search of {top} would read the protected path {path} ({guard})"
     return None
-
-
-def _path_problem(entry: ReadOnlyCommand, args: list[Word], cwd: Path, check_path: CheckPath) -> str | None:
-    contents = entry.paths == "contents"
-    options_done = False
-    candidates: list[Word] = []
-    for word in args:
-        if not options_done and word.text == "--":
-            options_done = True
-            continue
-        if not options_done and word.text.startswith("-") and len(word.text) > 1:
-            if "=" in word.text:  # --file=PATH
-                value = word.text.split("=", 1)[1]
-                candidates.append(Word(value, glob=word.glob))
-            continue
-        candidates.append(word)
-    for word in candidates:
-        try:
-            paths = _expand(word, cwd)
-        except _TooMany:
-            return f"`{word.text}` matches more than {MAX_GLOB_MATCHES} files"
-        for path in paths:
-            problem = check_path(path, contents)
-            if problem is not None:
-                return problem
-    return None
-
-
-class _TooMany(Exception):
-    pass
-
-
-def _expand(word: Word, cwd: Path) -> list[Path]:
-    """The absolute paths ``word`` may name once bash expanded it (the word itself if no match)."""
-    text = word.text
-    if word.home:
-        text = str(Path.home()) + text[1:]
-    base = text if os.path.isabs(text) else os.path.join(cwd, text)
-    paths = [Path(os.path.normpath(base))]
-    if word.glob:
-        matches: list[Path] = []
-        for match in glob.iglob(text, root_dir=cwd):
-            matches.append(Path(os.path.normpath(os.path.join(cwd, match))))
-            if len(matches) > MAX_GLOB_MATCHES:
-                raise _TooMany()
-        paths += matches
-    return paths

@@ -42,8 +42,8 @@ from typing import Any, Literal
 
 from pi_lsp.policy.call_scope import CONTENT_TOOLS, PATH_TOOLS, WRITE_TOOLS, CallScope
 from pi_lsp.policy.path_glob import GlobError, PathGlob
-from pi_lsp.policy.protected_paths import ProtectedPaths
-from pi_lsp.policy.readonly_commands import readonly_problem
+from pi_lsp.policy.protected_paths import ProtectedPaths, git_repository_part
+from pi_lsp.policy.readonly_commands import CommandVerdict, judge_command
 from pi_lsp.policy.workspace_scope import WorkspaceScope, real_path
 
 Action = Literal["allow", "ask", "deny"]
@@ -155,12 +155,15 @@ class Decision:
     """What the policy decided before asking anyone.
 
     ``source``: ``"protected"``, ``"rule"`` or ``"default"``; ``reason``: one sentence for the user
-    and the journal (why it is allowed, asked or denied).
+    and the journal (why it is allowed, asked or denied); ``command``: for bash judged by the
+    default rule, the judge's verdict (a ``default`` allow of bash is an auto-allowed command,
+    run hardened: :mod:`pi_lsp.policy.sandbox`).
     """
 
     action: Action
     source: str
     reason: str
+    command: CommandVerdict | None = None
 
 
 def decide(
@@ -169,10 +172,17 @@ def decide(
     protected: ProtectedPaths,
     workspace: WorkspaceScope,
     cwd: Path,
+    *,
+    command_timeout_seconds: float = 5.0,
 ) -> Decision:
-    """The decision for ``scope`` (module docstring for the order). Never raises."""
+    """The decision for ``scope`` (module docstring for the order). Never raises.
+
+    Judging a bash command runs bash to expand its words (at most ``command_timeout_seconds``):
+    call it off the event loop for bash."""
     real = real_path(scope.path) if scope.path is not None else None
     guarded = protected.match(scope.path, workspace, real) if scope.path is not None else None
+    if scope.path is not None and scope.tool in WRITE_TOOLS and guarded is None:
+        guarded = git_repository_part(str(scope.path))
     if guarded is not None and scope.tool in WRITE_TOOLS:
         return Decision("deny", "protected", f"{scope.shown} is a protected path ({guarded})")
     rule = _first_rule(scope, rules, workspace) if rules else None
@@ -180,7 +190,7 @@ def decide(
         return Decision("ask", "protected", f"{scope.shown} is a protected path ({guarded}); its content would go to the model")
     if rule is not None:
         return Decision(rule.action, "rule", f"{rule.describe()} matches")
-    return _default(scope, protected, workspace, cwd, real)
+    return _default(scope, protected, workspace, cwd, real, command_timeout_seconds)
 
 
 def _first_rule(scope: CallScope, rules: Sequence[ApprovalRule], workspace: WorkspaceScope) -> ApprovalRule | None:
@@ -192,23 +202,37 @@ def _first_rule(scope: CallScope, rules: Sequence[ApprovalRule], workspace: Work
 
 
 def _default(
-    scope: CallScope, protected: ProtectedPaths, workspace: WorkspaceScope, cwd: Path, real: Path | None
+    scope: CallScope,
+    protected: ProtectedPaths,
+    workspace: WorkspaceScope,
+    cwd: Path,
+    real: str | None,
+    command_timeout_seconds: float,
 ) -> Decision:
     if scope.kind == "command":
 
-        def check_path(path: Path, contents: bool) -> str | None:
+        def check(path: str, kind: str) -> str | None:
             resolved = real_path(path)
-            if not workspace.contains(path, resolved):
-                return f"{path} is outside the workspace"
-            guarded = protected.match(path, workspace, resolved) if contents else None
+            if not workspace.contains(Path(path), resolved):
+                return f"{path} is outside the workspace" if resolved == path else (
+                    f"{path} is outside the workspace (it opens {resolved})"
+                )
+            guarded = protected.match(Path(path), workspace, resolved) if kind != "name" else None
             if guarded is not None:
                 return f"{path} is a protected path ({guarded})"
             return None
 
-        problem = readonly_problem(scope.command or "", cwd, check_path)
-        if problem is None:
-            return Decision("allow", "default", "a simple read-only command")
-        return Decision("ask", "default", f"not a simple read-only command: {problem}")
+        def guard(path: str) -> str | None:
+            return protected.match(Path(path), workspace, path)
+
+        verdict = judge_command(
+            scope.command or "", cwd, check, guard, timeout_seconds=command_timeout_seconds,
+            may_protect=protected.may_protect_name,
+            inside=lambda path: workspace.contains(Path(path), path),
+        )
+        if verdict.problem is None:
+            return Decision("allow", "default", "a simple read-only command", verdict)
+        return Decision("ask", "default", f"not a simple read-only command: {verdict.problem}", verdict)
     if scope.kind == "path" and scope.path is not None:
         if workspace.contains(scope.path, real):
             return Decision("allow", "default", "inside the workspace")

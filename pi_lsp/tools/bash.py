@@ -27,11 +27,11 @@ import os
 import shutil
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from pi_lsp.agent.js_values import js_number_to_string
 from pi_lsp.agent.tool import ToolContext, ToolError, ToolResult
@@ -57,6 +57,37 @@ _KILL_WAIT_SECONDS = 2.0
 _SESSION_VARIABLES = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How a before hook asks the bash tool to start a command (the policy, for commands it
+    allowed without asking: :mod:`pi_lsp.policy.sandbox`). Set it with ``args.set_launch``.
+
+    Attributes:
+        prefix: put before the shell (a sandbox such as ``bwrap ... --``).
+        env: added to the command's environment.
+        argv: when set, the exact argument vector to run instead of letting the shell parse the
+            command again: what was judged is what runs, even if a glob would match other files
+            by now. ``argv[0]`` is the name the program sees.
+        program: with ``argv``, the absolute path of the program to execute (``PATH`` is not
+            searched again).
+        stderr_to_null: with ``argv``, send stderr to ``/dev/null`` (the command's ``2>/dev/null``).
+    """
+
+    prefix: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    argv: tuple[str, ...] | None = None
+    program: str | None = None
+    stderr_to_null: bool = False
+
+    def shell_argv(self, shell: str, command: str) -> list[str]:
+        """The process's argument vector for ``{shell} -c command`` under this launch; with
+        ``argv``: ``/bin/bash -c 'exec -a "$0" "$@"' argv[0] program argv[1:]...``."""
+        if self.argv is None or self.program is None:
+            return [*self.prefix, shell, "-c", command]
+        script = 'exec -a "$0" "$@"' + (" 2>/dev/null" if self.stderr_to_null else "")
+        return [*self.prefix, "/bin/bash", "-c", script, self.argv[0], self.program, *self.argv[1:]]
+
+
 # The arguments ``{command, timeout?}``; ``timeout`` in seconds; an open object like the peer's
 # schema. (No docstring: pydantic would put it into the schema models see as its description.)
 class BashArgs(BaseModel):
@@ -66,6 +97,14 @@ class BashArgs(BaseModel):
     timeout: float | None = Field(
         default=None, description="Timeout in seconds (optional, no default timeout)"
     )
+    _launch: Launch | None = PrivateAttr(default=None)
+
+    def set_launch(self, launch: Launch | None) -> None:
+        self._launch = launch
+
+    @property
+    def launch(self) -> Launch | None:
+        return self._launch
 
 
 def resolve_shell(configured: str | None) -> str:
@@ -183,11 +222,15 @@ class BashTool(BuiltinTool):
         loop = asyncio.get_running_loop()
         protocol = _ShellProtocol(loop, buffer, updates.data_arrived)
         base_env = {k: v for k, v in os.environ.items() if k not in _SESSION_VARIABLES}
+        launch = args.launch if isinstance(args, BashArgs) else None
+        if launch is not None:
+            base_env.update(launch.env)
         spawn_env = registry.spawn_env(base_env) if registry is not None else base_env
+        argv = launch.shell_argv(shell, command) if launch is not None else [shell, "-c", command]
         try:
-            shell_args = spawn_args(["-c", command])
+            shell_args = spawn_args(argv[1:])  # a launch's prefix is only set for judged commands (no NUL)
             transport, _ = await loop.subprocess_exec(
-                lambda: protocol, shell, *shell_args, stdin=asyncio.subprocess.DEVNULL,
+                lambda: protocol, argv[0], *shell_args, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(cwd),
                 env=spawn_env, start_new_session=True,
             )

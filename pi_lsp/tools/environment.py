@@ -7,6 +7,7 @@ editor reaches the tools only through the ``files`` seam.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +62,8 @@ class ToolEnvironment:
         workspace_folders: every workspace folder (``cwd`` first); used by policy and notices.
         processes: the registry of process groups started by tools, ended with the session.
         settings: timeouts and limits.
+        content_guard: ``guard(absolute_path) -> reason or None``: files whose contents search
+            results must not show (the policy's protected paths, issue 13); ``None``: no guard.
     """
 
     cwd: Path
@@ -69,3 +72,4 @@ class ToolEnvironment:
     workspace_folders: list[Path] = field(default_factory=list)
     processes: "ProcessRegistry | None" = None
     settings: ToolSettings = field(default_factory=ToolSettings)
+    content_guard: Callable[[str], str | None] | None = None

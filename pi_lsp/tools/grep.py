@@ -11,6 +11,11 @@ rg runs in its plain output mode (``--null`` after each path, so any file name p
 as soon as the answer is known: at the match limit (after the last match's trailing context) or
 once the output is past the byte limit. Line numbers are 1-based; the 500-character cut counts
 code points.
+
+Lines of files the environment's ``content_guard`` protects (``.env``, keys: issue 13) are left
+out when they turn up under a searched folder, and the result says how many matches were
+withheld and that reading such a file asks for approval (a protected file named as the search
+path itself was already asked about by the policy, so its lines are shown).
 """
 
 from __future__ import annotations
@@ -127,6 +132,44 @@ class _Formatter:
         return f"{self.path(path)}{kind}{number}{kind} {cut}"
 
 
+class _Withheld:
+    """Matches left out because their file is protected (module docstring)."""
+
+    def __init__(self, guard: Any, search_path: Path) -> None:
+        active = guard is not None and guard(os.fspath(search_path)) is None
+        self._guard = guard if active else None
+        self._base = os.fspath(search_path) if search_path.is_dir() else ""
+        self._cache: dict[bytes, bool] = {}
+        self.matches = 0
+        self.files: set[str] = set()
+
+    def hides(self, path: bytes, kind: str) -> bool:
+        """True when the line of ``path`` must be left out (counted when it is a match)."""
+        if self._guard is None:
+            return False
+        hidden = self._cache.get(path)
+        if hidden is None:  # rg prints paths relative to the searched folder (its cwd)
+            hidden = self._guard(os.path.join(self._base, os.fsdecode(path))) is not None
+            self._cache[path] = hidden
+        if hidden and kind == ":":
+            self.matches += 1
+            self.files.add(os.fsdecode(path))
+        return hidden
+
+    def notice(self) -> str:
+        count = self.matches
+        noun = "match" if count == 1 else "matches"
+        files = len(self.files)
+        where = "a protected file" if files == 1 else f"{files} protected files"
+        return (
+            f"{count} {noun} in {where} withheld (their content would go to the model); "
+            "reading such a file with the read tool asks the user for approval"
+        )
+
+    def details(self) -> dict[str, Any]:
+        return {"withheldMatches": self.matches, "withheldFiles": sorted(self.files)}
+
+
 class GrepTool(BuiltinTool):
     """The ``grep`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
 
@@ -187,6 +230,7 @@ class GrepTool(BuiltinTool):
         context = int(args.context) if args.context and args.context > 0 else 0
         limit = max(1.0, args.limit if args.limit is not None else DEFAULT_LIMIT)
         fmt = _Formatter(search_path, is_directory)
+        withheld = _Withheld(self.env.content_guard, search_path)
         output: list[str] = []
         size = 0
         matches = 0
@@ -202,6 +246,8 @@ class GrepTool(BuiltinTool):
                 if parsed is None:
                     continue
                 path, number, kind, text = parsed
+                if withheld.hides(path, kind):
+                    continue
                 if limit_hit:
                     # Only the trailing context of the last counted match is still shown (a match
                     # inside it as context); only one more match proves the limit was reached.
@@ -231,14 +277,19 @@ class GrepTool(BuiltinTool):
             message = run.stderr.removeprefix("rg: ")
             raise ToolError(message or f"ripgrep exited with code {run.returncode}")
         if matches == 0:
+            if withheld.matches:
+                return ToolResult.text("No matches found" + notices_suffix([withheld.notice()]), withheld.details())
             return ToolResult.text("No matches found")
-        return self._result(output, limit if limit_reached else None, fmt.lines_truncated)
+        return self._result(output, limit if limit_reached else None, fmt.lines_truncated, withheld)
 
     @staticmethod
-    def _result(output: list[str], limit: float | None, lines_truncated: bool) -> ToolResult:
+    def _result(output: list[str], limit: float | None, lines_truncated: bool, withheld: "_Withheld") -> ToolResult:
         truncation = truncate_head("\n".join(output), max_lines=sys.maxsize)
         notices: list[str] = []
         details: dict[str, Any] = {}
+        if withheld.matches:
+            notices.append(withheld.notice())
+            details.update(withheld.details())
         if limit is not None:
             notices.append(
                 f"{js_number(limit)} matches limit reached. "

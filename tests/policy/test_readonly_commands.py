@@ -8,7 +8,8 @@ import os
 import pytest
 
 from pi_lsp.policy.readonly_commands import READ_ONLY_COMMANDS
-from pi_lsp.policy.shell_words import NotSimple, Word, split_words
+from pi_lsp.policy.shell_expand import expand_words
+from pi_lsp.policy.shell_grammar import NotSimple, parse_simple_command
 from tests.policy.policy_support import Workspace
 
 ALLOWED = [
@@ -25,62 +26,62 @@ ALLOWED = [
     "find src -newer a.txt",
     "git status",
     "git log --oneline -5",
-    "git diff HEAD~1 -- src/b.py",
+    "git log --oneline -- src/b.py",
+    "ls {a,b}",
     "echo 'a; b | c > d' \"$\\HOME\"".replace("$\\HOME", "x"),
     "echo '$HOME'",
     "ls ../ws2",
     "stat .env",  # metadata only: a protected name is not read
-    "tree -L 2",
+    "du -sh src",
 ]
 
 ASKED = {
     "ls; rm -rf x": "`;`",
-    "ls && rm -rf x": "`&`",
-    "ls || rm x": "`|`",
+    "ls && rm -rf x": "`&&`",
+    "ls || rm x": "`||`",
     "ls & rm x": "`&`",
     "cat a.txt | sh": "`|`",
     "cat a > b": "`>`",
     "cat < a.txt": "`<`",
-    "cat <(rm x)": "`<`",
-    "echo $(rm x)": "`$`",
-    'echo "$(rm x)"': "`$`",
+    "cat <(rm x)": "`<(...)`",
+    "echo $(rm x)": "`$(...)`",
+    'echo "$(rm x)"': "`$(...)`",
     "echo `rm x`": "backticks",
     'echo "`rm x`"': "backticks",
     "echo $HOME": "`$`",
     "cat a.txt\nrm b": "newline",
     "cat a.txt\rrm b": "newline",
-    "ls {a,b}": "brace",
-    "find . -{delete,print}": "brace",
+    "find . -{delete,print}": "-delete",
     "(ls)": "subshell",
     "ls # rm": "comment",
-    "ls ~root": "another user",
-    "cat 'a.txt": "not closed",
-    'cat "a.txt': "not closed",
-    "cat a.txt\\": "backslash",
+    "ls ~root": "outside the workspace",
+    "cat 'a.txt": "cannot read",
+    'cat "a.txt': "cannot read",
+    "cat a.txt\\": "cannot read",
     "find . -delete": "-delete",
-    "find -- . -delete": "-delete",
-    "find . -name x -exec rm {} +": "brace",
+    "find -- . -delete": "--",
+    "find . -name x -exec rm {} +": "-exec",
     "find . -name x -exec rm ;": "`;`",
     "find . -execdir ls": "-execdir",
     "find . -fprint out": "-fprint",
-    "git --output=x log": "not a read-only subcommand",
+    "git --output=x log": "global option",
     "git log --output=x": "--output",
     "git log --output x": "--output",
-    "git diff --o=x": "--output",
-    "git -c core.pager=sh log": "not a read-only subcommand",
-    "git push": "not a read-only subcommand",
-    "git": "not a read-only subcommand",
-    "git grep -O x": "-O",
-    "git diff --ext-diff": "--ext-diff",
+    "git diff --o=x": "`git diff` is not a subcommand judged read-only",
+    "git -c core.pager=sh log": "global option",
+    "git push": "not a subcommand judged read-only",
+    "git": "without a subcommand",
+    "git grep -O x": "`git grep`",
+    "git diff --ext-diff": "`git diff`",
     "rg --pre cat x": "--pre",
     "rg --pre=./evil x": "--pre",
-    "rg -f patterns.txt": "-f",
+    "rg -f patterns.txt": "key.pem",
     "sort -uo out a.txt": "-o",
     "sort --output=out a.txt": "--output",
     "tree -o out": "-o",
     "file -C -m magic": "-C",
     "rm -rf x": "not in the table",
-    "FOO=1 ls": "not in the table",
+    "FOO=1 ls": "`NAME=value`",
     "/bin/ls": "not in the table",
     "env rm x": "not in the table",
     "xargs rm": "not in the table",
@@ -95,7 +96,8 @@ ASKED = {
     "ls /": "outside the workspace",
     "head ~/.bashrc": "outside the workspace",
     "grep --file=/etc/passwd a.txt": "-f",
-    "wc --files0-from=/etc/x": "outside the workspace",
+    "wc --files0-from=/etc/x": "--files0-from",
+    "diff .env.example .": "protected path",  # diff FILE DIR reads DIR/FILE: the folder is walked
 }
 
 
@@ -137,19 +139,33 @@ def test_the_temp_folder_and_the_second_root_count_as_inside(ws: Workspace) -> N
     assert ws.bash(f"cat {ws.ws2}/x").action == "allow"
 
 
-def test_the_word_reader_applies_quote_removal() -> None:
-    assert split_words("""a 'b c' "d\\"e" f\\ g  'h'i""") == [
-        Word("a"), Word("b c"), Word('d"e'), Word("f g"), Word("hi")
-    ]
-    assert split_words("ls *.py '*.md' ~/x ~") == [
-        Word("ls"), Word("*.py", glob=True), Word("*.md"), Word("~/x", home=True), Word("~", home=True)
-    ]
-    assert split_words("   ") == []
-    with pytest.raises(NotSimple):
-        split_words("ls\x00")
+def test_the_grammar_keeps_words_as_written_and_bash_expands_them(ws: Workspace) -> None:
+    command = parse_simple_command("""cat 'b c' "d\\"e" f\\ g  'h'i *.txt '*.md' ~/x {p,q}""")
+    assert command.words == ("cat", "'b c'", '"d\\"e"', "f\\ g", "'h'i", "*.txt", "'*.md'", "~/x", "{p,q}")
+    fields = expand_words(command.words, ws.ws, timeout_seconds=10)
+    assert fields == [["cat"], ["b c"], ['d"e'], ["f g"], ["hi"], ["a.txt"], ["*.md"], [os.path.expanduser("~/x")], ["p", "q"]]
+    assert parse_simple_command("ls 2>/dev/null").stderr_to_null
+    for bad in ("ls\x00", "   ", "ls 2>/tmp/x", "cat <<EOF", "a=1 ls", "echo $'x'", "[[ -f x ]]", "ls &"):
+        with pytest.raises(NotSimple):
+            parse_simple_command(bad)
 
 
-def test_every_table_entry_names_what_its_arguments_are() -> None:
-    assert {entry.paths for entry in READ_ONLY_COMMANDS.values()} <= {"none", "names", "contents"}
-    assert "-delete" in READ_ONLY_COMMANDS["find"].words
-    assert "--pre" in READ_ONLY_COMMANDS["rg"].long and "--output" in READ_ONLY_COMMANDS["git"].long
+def test_every_table_entry_names_the_kind_of_its_values() -> None:
+    from pi_lsp.policy.command_table import GIT_SUBCOMMANDS
+
+    kinds = {"none", "number", "text", "name", "read", "tree", "write", "runs"}
+    for entry in [*READ_ONLY_COMMANDS.values(), *GIT_SUBCOMMANDS.values()]:
+        assert {o.kind for o in [*entry.short.values(), *entry.long.values()]} <= kinds, entry.name
+        assert entry.operands in kinds
+    assert READ_ONLY_COMMANDS["rg"].long["pre"].kind == "runs"
+    assert READ_ONLY_COMMANDS["sort"].short["o"].kind == "write"
+
+
+def test_a_program_planted_on_path_inside_the_workspace_is_asked(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    (ws.ws / "bin").mkdir()
+    (ws.ws / "bin" / "cat").write_text("#!/bin/sh\necho planted\n", encoding="utf-8")
+    os.chmod(ws.ws / "bin" / "cat", 0o755)
+    assert ws.bash("cat a.txt").action == "allow"
+    monkeypatch.setenv("PATH", f"{ws.ws / 'bin'}:{os.environ['PATH']}")
+    decision = ws.bash("cat a.txt")
+    assert decision.action == "ask" and "inside the workspace" in decision.reason

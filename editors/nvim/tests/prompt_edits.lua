@@ -105,6 +105,7 @@ H.run(function()
   H.note('health', health)
   H.check(':checkhealth pi_lsp finds the server', health:find('OK: server `[^`]*pi%-lsp` found: pi%-lsp %d') ~= nil, health)
   H.check(':checkhealth pi_lsp sees the API key variable', health:find('OK: API key variable PI_TEST_KEY is set', 1, true) ~= nil, health)
+  H.check(':checkhealth pi_lsp shows the server\'s bash sandbox (pi/health)', health:find('OK: bash sandbox: ', 1, true) ~= nil, health)
   H.check(':checkhealth pi_lsp has no error or warning', not health:find('ERROR') and not health:find('WARNING'), health)
   if vim.fn.has('nvim-0.11') == 1 then
     local deprecated = H.health('vim.deprecated')

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from pi_lsp import __version__
+from pi_lsp.daemon import rpc
 from pi_lsp.daemon.client_log import CLIENT_LOG
 from pi_lsp.daemon.settings import parse_settings
 from pi_lsp.daemon.tool_host import ToolHost
@@ -51,6 +53,7 @@ def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
 async def initialized(ls: PiLanguageServer, params: types.InitializedParams) -> None:
     """The ``initialized`` handler."""
     await ls.pull_settings()
+    await ls.check_sandbox()
 
 
 async def did_change_configuration(
@@ -80,6 +83,12 @@ async def shutdown(ls: PiLanguageServer, params: Any) -> None:
     await ls.end_session()
 
 
+async def health(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+    """``pi/health``: facts only the server knows, for ``:checkhealth``-style diagnostics:
+    ``{"version": str, "sandbox": {"mode", "available", "tool", "reason"}}``."""
+    return {"version": __version__, "sandbox": await ls.check_sandbox()}
+
+
 def _folder_path(uri: str) -> Path | None:
     path = to_fs_path(uri) if uri.startswith("file:") else None
     return Path(path) if path else None
@@ -100,5 +109,6 @@ FEATURES: list[tuple[Any, ...]] = [
     (types.WORKSPACE_DID_CHANGE_CONFIGURATION, did_change_configuration),
     (types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, did_change_folders),
     (types.SHUTDOWN, shutdown),
+    (rpc.HEALTH, health),
 ]
 """``(method, [options,] handler)`` for ``server.feature``."""

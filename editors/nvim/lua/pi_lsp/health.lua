@@ -1,7 +1,8 @@
 --- pi_lsp.health: `:checkhealth pi_lsp`, on both health APIs (0.7's `health.report_*`, 0.9+'s
 --- `vim.health.*`). Checks: the server command and its version (the running client's
 --- `serverInfo` when Neovim keeps it, else `pi-lsp --version`), the settings, and the API key
---- variable named by `settings.apiKeyEnv`.
+--- variable named by `settings.apiKeyEnv`, and what the running server reports through
+--- `pi/health` (whether auto-allowed bash commands run in the bubblewrap sandbox).
 local M = {}
 
 local function reporter()
@@ -34,6 +35,31 @@ local function server_version(cmd)
     return nil, vim.trim(out)
   end
   return vim.trim(out), nil
+end
+
+local function server_health(report)
+  for _, id in pairs(require('pi_lsp.client').by_root) do
+    local client = vim.lsp.get_client_by_id(id)
+    if client then
+      local reply = client.request_sync('pi/health', {}, 5000)
+      local sandbox = reply and reply.result and reply.result.sandbox
+      if type(sandbox) ~= 'table' then
+        report.warn('the running server did not answer pi/health')
+      elseif sandbox.available then
+        report.ok(string.format('bash sandbox: %s (auto-allowed commands run read-only, offline)', tostring(sandbox.tool)))
+      elseif sandbox.mode == 'off' then
+        report.warn('bash sandbox is off (pi.bash.sandbox = "off"): auto-allowed commands run unsandboxed')
+      else
+        local advice = sandbox.mode == 'required' and 'every bash command asks (pi.bash.sandbox = "required")'
+          or 'auto-allowed commands run unsandboxed, judged by the policy alone'
+        report.warn(string.format('bash sandbox unavailable: %s; %s', tostring(sandbox.reason), advice), {
+          'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow unprivileged user namespaces',
+        })
+      end
+      return
+    end
+  end
+  report.info('no pi-lsp client is running: start one (open a file) to see the bash sandbox status')
 end
 
 function M.check()
@@ -77,6 +103,7 @@ function M.check()
   else
     report.info('settings.apiKeyEnv is not set: requests carry no API key (fine for local model servers)')
   end
+  server_health(report)
 end
 
 return M
