@@ -90,7 +90,8 @@ def test_review_and_rewind_in_the_changes_buffer(tmp_path: Path) -> None:
     """Issue 18 in ``emacs --batch``: a run edits two hunks of an open file and creates one; the
     transcript links to ``*pi-lsp changes*``, whose text is the change set; k keeps a hunk, u reverts
     the other in the file's buffer (one undo brings it back), U on the file after the user typed in
-    the kept hunk reports a conflict and keeps the user's text, U on the created file deletes it."""
+    the kept hunk reports a conflict and keeps the user's text, T (after asking) reverts the turn:
+    the created file goes, the conflict stays; C-u shows the session ``external``."""
     emacs = _require("emacs", "emacs-nox")
     ws = tmp_path / "ws"
     ws.mkdir()

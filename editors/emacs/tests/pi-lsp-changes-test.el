@@ -9,6 +9,7 @@
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)
 (require 'json)
+(require 'cl-lib)
 (setq pi-lsp-settings `(:baseUrl ,(getenv "PI_TEST_URL") :model "replay" :maxRetries 0
                         :edit (:verifyTimeoutSeconds 5 :applyTimeoutSeconds 10)))
 (setq pi-lsp-changes-timeout 20)
@@ -127,12 +128,27 @@
                                   (t-text changes))
                   (string-search "@@ -1,1 +1,1 @@ changed\n" (t-text changes)))
              (t-text changes))
-    ;; U on the created file deletes it
+    ;; T reverts the turn of the change at point, after asking: the created file goes, the conflict stays
     (t-goto changes "created made.txt")
-    (t-press "U")
-    (t-check "U on a created file deletes it" (not (file-exists-p made-file)))
-    (t-check "the buffer shows the file reverted"
+    (let ((asked nil))
+      (cl-letf (((symbol-function 'y-or-n-p) (lambda (question) (setq asked question) t)))
+        (t-press "T"))
+      (t-check "T asks first, naming the turn" (equal asked (format "Revert what turn 1 of session %s changed? "
+                                                                    (buffer-local-value 'pi-lsp-changes--session changes)))
+               asked))
+    (t-check "T deletes the file the turn created" (not (file-exists-p made-file)))
+    (t-check "T leaves the user's text and reports the conflict again"
+             (and (string-prefix-p "ONE-user\n" (t-text notes))
+                  (string-match-p "^Revert turn 1: made.txt deleted; 1 conflict, left as they are$" (t-text changes)))
+             (list (t-text notes) (t-text changes)))
+    (t-check "the buffer shows the created file reverted"
              (string-search "created made.txt  (write w1; turn 1)  reverted\n" (t-text changes)) (t-text changes))
+    ;; a prefix argument shows the session `external'
+    (with-current-buffer changes
+      (let ((current-prefix-arg '(4))) (call-interactively #'pi-lsp-changes)))
+    (t-check "C-u M-x pi-lsp-changes shows the session external"
+             (string-match-p "\\`Changes of session external (turns up to 0)\n.*\n\nNo changes\.\n\\'" (t-text changes))
+             (t-text changes))
     (pi-lsp-stop (pi-lsp-connection-for-file notes-file))))
 
 (condition-case err
