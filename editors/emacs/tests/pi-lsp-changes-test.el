@@ -50,7 +50,7 @@
 (defconst t-body
   (concat "created made.txt  (write w1; turn 1)  U deletes it\n"
           "modified notes.txt  (edit e1; turn 1)\n"
-          "--- a/notes.txt\n+++ b/notes.txt\n"
+          "--- notes.txt\n+++ notes.txt\n"
           "@@ -1,1 +1,1 @@ applied\n-one\n+ONE\n"
           "@@ -5,1 +5,1 @@ applied\n-five\n+FIVE\n"))
 
