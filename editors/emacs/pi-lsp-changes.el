@@ -192,22 +192,27 @@ With SESSION, one whose last prompt ran SESSION is preferred."
         (user-error "pi-lsp: no running pi-lsp for this project (M-x pi-lsp-start)"))))
 
 ;;;###autoload
-(defun pi-lsp-changes (&optional session conn)
+(defun pi-lsp-changes (&optional session conn turn)
   "Show the change set of SESSION in `*pi-lsp changes*' (see the Commentary for its keys).
-Interactively: the session of the last prompt; with a prefix argument the session `external'
-\(the calls over `pi/executeToolCall(s)'), as it also is when no prompt ran yet.  CONN defaults
-to the current project's connection.  Returns the buffer."
-  (interactive (list (and current-prefix-arg pi-lsp-changes-external)))
+SESSION defaults to the session of the last prompt, or `external' (the calls over
+`pi/executeToolCall(s)') when no prompt ran yet; CONN to the current project's connection; TURN
+\(an integer) shows that turn only, nil the whole session.  Interactively, \[universal-argument]
+shows the session `external', a numeric prefix argument N the last prompt's session's turn N.
+Returns the buffer."
+  (interactive (list (and (consp current-prefix-arg) pi-lsp-changes-external)
+                     nil
+                     (and (integerp current-prefix-arg) current-prefix-arg)))
   (let* ((conn (or conn (pi-lsp-changes--connection session)))
          (session (or session (pi-lsp-session-id conn) pi-lsp-changes-external))
          (buffer (get-buffer-create pi-lsp-changes-buffer)))
     (with-current-buffer buffer
       (unless (eq major-mode 'pi-lsp-changes-mode) (pi-lsp-changes-mode))
-      (unless (and (eq pi-lsp-changes--conn conn) (equal pi-lsp-changes--session session))
+      (unless (and (eq pi-lsp-changes--conn conn) (equal pi-lsp-changes--session session)
+                   (eql pi-lsp-changes--turn turn))
         (setq pi-lsp-changes--report nil))
       (setq pi-lsp-changes--conn conn
             pi-lsp-changes--session session
-            pi-lsp-changes--turn nil)
+            pi-lsp-changes--turn turn)
       (setq default-directory (pi-lsp-root conn))
       (pi-lsp-changes-refresh)
       (goto-char (point-min))

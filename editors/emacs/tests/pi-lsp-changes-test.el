@@ -143,6 +143,13 @@
              (list (t-text notes) (t-text changes)))
     (t-check "the buffer shows the created file reverted"
              (string-search "created made.txt  (write w1; turn 1)  reverted\n" (t-text changes)) (t-text changes))
+    ;; a numeric prefix argument shows one turn of the session
+    (with-current-buffer changes
+      (let ((current-prefix-arg 1)) (call-interactively #'pi-lsp-changes)))
+    (t-check "C-1 M-x pi-lsp-changes shows turn 1 of the session"
+             (string-match-p "\\`Changes of session [0-9a-f]+, turn 1\n.*\n\ncreated made.txt  (write w1; turn 1)  reverted\nmodified notes.txt"
+                             (t-text changes))
+             (t-text changes))
     ;; a prefix argument shows the session `external'
     (with-current-buffer changes
       (let ((current-prefix-arg '(4))) (call-interactively #'pi-lsp-changes)))
