@@ -57,10 +57,10 @@
     (define-key map (kbd "RET") #'pi-lsp-changes-visit)
     (define-key map (kbd "o") #'pi-lsp-changes-visit)
     (define-key map (kbd "g") #'pi-lsp-changes-refresh)
-    (define-key map (kbd "K") nil)
-    (define-key map (kbd "A") nil)
-    (define-key map (kbd "R") nil)
-    (define-key map [remap undo] nil)
+    ;; diff-mode commands that edit this text or apply the patch themselves (a revert goes
+    ;; through the server, which checks for the user's changes): shadowed
+    (dolist (key '("K" "A" "R" [remap undo]))
+      (define-key map (if (stringp key) (kbd key) key) #'undefined))
     map)
   "Keys of `*pi-lsp changes*': k keep, u revert hunk, U revert file, T revert turn, RET visit,
 g refresh; n/p and N/P move between hunks and files.")
@@ -77,6 +77,7 @@ g refresh; n/p and N/P move between hunks and files.")
   (remove-hook 'post-command-hook #'diff-post-command-hook t)
   (setq-local revert-buffer-function (lambda (&rest _) (pi-lsp-changes-refresh)))
   (setq buffer-read-only t)
+  (setq buffer-undo-list t)                ; redrawn, never edited: nothing to undo
   (setq truncate-lines t))
 
 ;;; Rendering
@@ -196,7 +197,7 @@ With SESSION, one whose last prompt ran SESSION is preferred."
   "Show the change set of SESSION in `*pi-lsp changes*' (see the Commentary for its keys).
 SESSION defaults to the session of the last prompt, or `external' (the calls over
 `pi/executeToolCall(s)') when no prompt ran yet; CONN to the current project's connection; TURN
-\(an integer) shows that turn only, nil the whole session.  Interactively, \[universal-argument]
+\(an integer) shows that turn only, nil the whole session.  Interactively, \\[universal-argument]
 shows the session `external', a numeric prefix argument N the last prompt's session's turn N.
 Returns the buffer."
   (interactive (list (and (consp current-prefix-arg) pi-lsp-changes-external)

@@ -259,6 +259,7 @@ not restorable files saying what a revert does; files sorted by path; diff-mode 
     (should (eq (key-binding (kbd "k")) #'pi-lsp-changes-keep))   ; not diff-mode's hunk kill
     (should (eq (key-binding (kbd "u")) #'pi-lsp-changes-revert-hunk))
     (should (eq (key-binding (kbd "n")) #'diff-hunk-next))
+    (should (eq (key-binding (kbd "K")) #'undefined))          ; diff-mode's edits of the text: shadowed
     (goto-char (point-min))
     (search-forward "@@ -2,0")
     (should (equal (plist-get (pi-lsp-changes--hunk-at-point) :id) "h1"))
