@@ -89,8 +89,9 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path, with_eglot: b
 def test_review_and_rewind_in_the_changes_buffer(tmp_path: Path) -> None:
     """Issue 18 in ``emacs --batch``: a run edits two hunks of an open file and creates one; the
     transcript links to ``*pi-lsp changes*``, whose text is the change set; k keeps a hunk, u reverts
-    the other in the file's buffer (one undo brings it back), U on the file after the user typed in
-    the kept hunk reports a conflict and keeps the user's text, T (after asking) reverts the turn:
+    the other in the file's buffer (one undo brings it back, and g shows it applied again), U on the
+    file after the user typed in the kept hunk reverts the other hunk, reports a conflict and keeps
+    the user's text, T (after asking) reverts the turn:
     the created file goes, the conflict stays; C-u shows the session ``external``."""
     emacs = _require("emacs", "emacs-nox")
     ws = tmp_path / "ws"

@@ -113,14 +113,19 @@
       (goto-char (point-min))
       (search-forward "ONE")
       (insert "-user"))
-    ;; U on the file: the user's hunk is a conflict, left alone
     (t-goto changes "modified notes.txt")
+    (t-press "g")
+    (t-check "g: the undone revert is applied again, the user's hunk changed"
+             (and (string-search "@@ -5,1 +5,1 @@ applied\n" (t-text changes))
+                  (string-search "@@ -1,1 +1,1 @@ changed\n" (t-text changes)))
+             (t-text changes))
+    ;; U on the file: the other hunk is reverted, the user's hunk is a conflict, left alone
     (setq t-messages nil)
     (t-press "U")
-    (t-check "the user's text is intact after reverting the file"
-             (string-prefix-p "ONE-user\ntwo\nthree\nfour\n" (t-text notes)) (t-text notes))
+    (t-check "U reverts the other hunk and leaves the user's text intact"
+             (equal (t-text notes) "ONE-user\ntwo\nthree\nfour\nfive\n") (t-text notes))
     (t-check "the conflict is in the echo area"
-             (string-match-p "1 conflict, left as they are.*conflict: notes.txt hunk [0-9a-f]+: changed since the agent's edit; left as it is"
+             (string-match-p "Revert notes.txt: 1 hunk reverted; 1 conflict, left as they are; conflict: notes.txt hunk [0-9a-f]+: changed since the agent's edit; left as it is"
                              (or (car t-messages) ""))
              t-messages)
     (t-check "the conflict is in the buffer and the hunk shows changed"
