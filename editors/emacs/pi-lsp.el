@@ -18,6 +18,8 @@
 ;;   user's unsaved text, and files no buffer visits are visited to be edited (pi-lsp-edits.el).
 ;; - Approvals come up in the minibuffer without a default; C-g denies; a prompt the server
 ;;   stopped waiting for closes by itself (pi-lsp-approvals.el).
+;; - `pi-lsp-changes' shows what a session changed, hunk by hunk, to keep or take back
+;;   (pi-lsp-changes.el); the transcript links to it after a run that changed files.
 ;;
 ;; Advertised under `experimental.pi': saveDocuments, reloadDocuments, editClosedFiles,
 ;; documentState, approvals; positionEncoding utf-32 is preferred (Emacs counts code points).
@@ -31,6 +33,7 @@
 (require 'pi-lsp-edits)
 (require 'pi-lsp-transcript)
 (require 'pi-lsp-approvals)
+(require 'pi-lsp-changes)
 
 (defcustom pi-lsp-prompt-timeout nil
   "Seconds to wait for a `pi/prompt' reply before giving up on it; nil waits for ever."
@@ -61,8 +64,9 @@
 
 ;;; Events and the end of a connection
 
-(defun pi-lsp--on-event (_conn params)
+(defun pi-lsp--on-event (conn params)
   "`pi/event {sessionId, event}' into the transcript."
+  (pi-lsp-changes-note-event conn (plist-get params :event))
   (pi-lsp-transcript-event (plist-get params :event)))
 
 (setf (alist-get 'pi/event pi-lsp-notification-handlers) #'pi-lsp--on-event)
@@ -137,12 +141,14 @@ Returns immediately."
       (pi-lsp-transcript-line (concat "> " (car (split-string text "\n"))) 'pi-lsp-prompt)
       (display-buffer (pi-lsp-transcript))
       (setf (pi-lsp-running conn) t)
+      (pi-lsp-changes-run-started conn)
       (force-mode-line-update t)
       (cl-flet ((finish (reply)
                   (setf (pi-lsp-running conn) nil)
                   (setq pi-lsp-last-reply reply)
                   (force-mode-line-update t)
-                  (pi-lsp-transcript-run-ended reply)))
+                  (pi-lsp-transcript-run-ended reply)
+                  (pi-lsp-changes-run-ended conn reply)))
         (jsonrpc-async-request
          conn :pi/prompt params
          :timeout pi-lsp-prompt-timeout

@@ -8,7 +8,8 @@ result with the file's current content (buffer or disk, through ``FileAccess``):
 
 - ``"applied"``: the hunk's lines are still as the agent left them (``currentStart`` says where);
 - ``"changed"``: the user (or something else) changed them since: a revert leaves it alone;
-- ``"reverted"`` / ``"kept"``: already taken back / reviewed.
+- ``"reverted"`` / ``"kept"``: already taken back / reviewed (a reverted hunk whose lines are
+  back as the agent left them, after an undo of the revert, is ``"applied"`` again).
 
 A hunk's ``id`` is stable for the same file and content (a hash of path, position and text).
 Binary (non UTF-8) files and files whose before content is not restorable have no hunks; their
@@ -199,7 +200,9 @@ def build(journal: ChangeJournal, session_id: str, turn: int | None, current: di
         elif state == "modified":
             entry.binary = True
         for hunk in entry.hunks:
-            if hunk.id in reverted:
+            # a reverted hunk whose lines are back as the agent left them (the user undid the
+            # revert in the editor) is applied again, so it can be reverted again
+            if hunk.id in reverted and hunk.status != "applied":
                 hunk.status = "reverted"
             elif hunk.id in kept and hunk.status == "applied":
                 hunk.status = "kept"

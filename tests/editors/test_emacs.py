@@ -86,6 +86,35 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path, with_eglot: b
     print(f"emacs batch scenario ({'with' if with_eglot else 'without'} eglot): {time.monotonic() - started:.1f} s")
 
 
+def test_review_and_rewind_in_the_changes_buffer(tmp_path: Path) -> None:
+    """Issue 18 in ``emacs --batch``: a run edits two hunks of an open file and creates one; the
+    transcript links to ``*pi-lsp changes*``, whose text is the change set; k keeps a hunk, u reverts
+    the other in the file's buffer (one undo brings it back, and g shows it applied again), U on the
+    file after the user typed in the kept hunk reverts the other hunk, reports a conflict and keeps
+    the user's text, T (after asking) reverts the turn:
+    the created file goes, the conflict stays; C-u shows the session ``external``."""
+    emacs = _require("emacs", "emacs-nox")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "notes.txt").write_text("one\ntwo\nthree\nfour\nfive\n", encoding="utf-8")
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "emacs_changes.jsonl")
+    started = time.monotonic()
+    try:
+        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+        rc, data, output = run_editor(
+            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-changes-test.el")], cwd=ws, env=env, result=result,
+        )
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not (ws / "made.txt").exists()
+    print(f"emacs review and rewind: {time.monotonic() - started:.1f} s")
+
+
 def test_unit_positions_changes_edits_transcript(tmp_path: Path) -> None:
     """ERT (no server): positions in UTF-16 and UTF-32, LSP line breaks, the incremental didChange
     records replayed against the buffer, multi-range edits, a stale version refused, transcript lines."""

@@ -222,3 +222,51 @@ would empty `after-change-functions' for every package)."
     (should (string-prefix-p "explain\n\nSelected lines 2-3 of" (pi-lsp--compose "explain")))
     (deactivate-mark)
     (should (equal (pi-lsp--compose "explain") "explain"))))
+
+(ert-deftest pi-lsp-changes-renders-every-kind-of-file ()
+  "The change set as the user reads it: 1-based unified ranges (an insertion after line N, a
+deletion), a missing final newline, CRLF shown without the CR, created / deleted / binary /
+not restorable files saying what a revert does; files sorted by path; diff-mode moves over it."
+  (with-temp-buffer
+    (pi-lsp-changes-mode)
+    (setq pi-lsp-changes--session "s")
+    (let ((call (vector (list :toolCallId "c1" :toolName "bash" :turn "2"))))
+      (pi-lsp-changes--render
+       (list :currentTurn 2
+             :files (vector
+                     (list :path "/w/z.txt" :state "modified" :toolCalls call :restorable t :binary :json-false
+                           :current "agent"
+                           :hunks (vector (list :id "h1" :oldStart 2 :oldLines 0 :newStart 2 :newLines 1
+                                                :oldText "" :newText "new\r\n" :status "applied")
+                                          (list :id "h2" :oldStart 5 :oldLines 1 :newStart 6 :newLines 0
+                                                :oldText "last" :newText "" :status "changed")))
+                     (list :path "/w/gone.txt" :state "deleted" :toolCalls call :hunks [] :restorable t
+                           :binary :json-false :current "agent")
+                     (list :path "/w/blob.bin" :state "modified" :toolCalls call :hunks [] :restorable t
+                           :binary t :current "agent")
+                     (list :path "/w/big.txt" :state "modified" :toolCalls call :hunks [] :restorable :json-false
+                           :binary :json-false :current "agent")))))
+    (should (equal (buffer-substring-no-properties (point-min) (point-max))
+                   (concat "Changes of session s (turns up to 2)\n"
+                           "k keep  u revert hunk  U revert file  T revert turn  RET visit  g refresh\n\n"
+                           "modified /w/big.txt  (bash c1; turn 2)  not restorable: too large to keep\n"
+                           "modified /w/blob.bin  (bash c1; turn 2)  binary; U restores the whole file\n"
+                           "deleted /w/gone.txt  (bash c1; turn 2)  U restores it\n"
+                           "modified /w/z.txt  (bash c1; turn 2)\n"
+                           "--- /w/z.txt\n+++ /w/z.txt\n"
+                           "@@ -2,0 +3,1 @@ applied\n+new\n"
+                           "@@ -6,1 +6,0 @@ changed\n-last\n\\ No newline at end of file\n")))
+    (should (eq (key-binding (kbd "k")) #'pi-lsp-changes-keep))   ; not diff-mode's hunk kill
+    (should (eq (key-binding (kbd "u")) #'pi-lsp-changes-revert-hunk))
+    (should (eq (key-binding (kbd "n")) #'diff-hunk-next))
+    (should (eq (key-binding (kbd "K")) #'undefined))          ; diff-mode's edits of the text: shadowed
+    (goto-char (point-min))
+    (search-forward "@@ -2,0")
+    (should (equal (plist-get (pi-lsp-changes--hunk-at-point) :id) "h1"))
+    (should (= (pi-lsp-changes--turn-at-point) 2))
+    (diff-hunk-next)
+    (should (equal (plist-get (pi-lsp-changes--hunk-at-point) :id) "h2"))
+    (goto-char (point-min))
+    (search-forward "deleted /w/gone.txt")
+    (should-error (pi-lsp-changes--hunk-at-point) :type 'user-error)
+    (should (equal (plist-get (pi-lsp-changes--file-at-point) :state) "deleted"))))
