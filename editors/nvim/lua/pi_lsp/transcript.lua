@@ -47,6 +47,7 @@ for group, link in pairs({
   PiLspDiffHunk = 'DiffChange',
   PiLspApproval = 'WarningMsg',
   PiLspEnd = 'Title',
+  PiLspChangesLink = 'Directory',
 }) do
   vim.cmd(string.format('highlight default link %s %s', group, link))
 end
