@@ -224,14 +224,19 @@ local function call(method, params, done)
   return true
 end
 
---- Fetch the change set again (`pi/changes`) and redraw; the cursor stays on its row.
+--- Fetch the change set again (`pi/changes`) and redraw (files sorted by path); the cursor stays
+--- on its row.
 function M.refresh()
   local params = { sessionId = M.state.session }
   if M.state.turn then
     params.turn = M.state.turn
   end
   return call('pi/changes', params, function(result)
-    M.state.files = type(result) == 'table' and result.files or {}
+    local files = type(result) == 'table' and type(result.files) == 'table' and result.files or {}
+    table.sort(files, function(a, b)
+      return tostring(a.path) < tostring(b.path)
+    end)
+    M.state.files = files
     M.state.current_turn = type(result) == 'table' and result.currentTurn or nil
     render()
   end)
@@ -339,7 +344,7 @@ function M.undo_all()
 end
 
 --- `<CR>`: open the file under the cursor at the hunk (its current line when the server located
---- it, else its line in the agent's result), in the previous window.
+--- it, else its line in the agent's result): in a window showing it, else the previous window.
 function M.open_at_cursor()
   local at = M.at_cursor()
   if not at then
@@ -353,12 +358,20 @@ function M.open_at_cursor()
     end
     line = start + 1
   end
-  local current = api.nvim_get_current_win()
-  vim.cmd('wincmd p')
-  if api.nvim_get_current_win() == current then
-    vim.cmd('aboveleft split')
+  local target = vim.fn.bufadd(at.file.path)
+  local win = vim.fn.bufwinid(target)
+  if win ~= -1 then
+    api.nvim_set_current_win(win)
+  else
+    local current = api.nvim_get_current_win()
+    vim.cmd('wincmd p')
+    if api.nvim_get_current_win() == current then
+      vim.cmd('aboveleft split')
+    end
+    vim.fn.bufload(target)
+    vim.bo[target].buflisted = true
+    api.nvim_win_set_buf(0, target) -- unlike :edit, fine when the window's buffer is modified
   end
-  vim.cmd('edit ' .. vim.fn.fnameescape(at.file.path))
   local last = api.nvim_buf_line_count(0)
   api.nvim_win_set_cursor(0, { math.max(1, math.min(line, last)), 0 })
   return true
