@@ -8,7 +8,8 @@ result with the file's current content (buffer or disk, through ``FileAccess``):
 
 - ``"applied"``: the hunk's lines are still as the agent left them (``currentStart`` says where);
 - ``"changed"``: the user (or something else) changed them since: a revert leaves it alone;
-- ``"reverted"`` / ``"kept"``: already taken back / reviewed.
+- ``"reverted"`` / ``"kept"``: already taken back / reviewed. A reverted hunk whose lines are the
+  agent's again (the user undid the revert in the editor) is ``"applied"`` again.
 
 A hunk's ``id`` is stable for the same file and content (a hash of path, position and text).
 Binary (non UTF-8) files and files whose before content is not restorable have no hunks; their
@@ -183,7 +184,7 @@ def build(journal: ChangeJournal, session_id: str, turn: int | None, current: di
         elif state == "modified":
             entry.binary = True
         for hunk in entry.hunks:
-            if hunk.id in reverted:
+            if hunk.id in reverted and hunk.status != "applied":  # applied: the revert was undone
                 hunk.status = "reverted"
             elif hunk.id in kept and hunk.status == "applied":
                 hunk.status = "kept"
