@@ -1,9 +1,10 @@
 -- :PiChanges against `pi-lsp replay` (tests/editors/sessions/nvim_changes.jsonl): one edit changes
 -- two hunks of the open greet.py and a write creates notes.txt. The transcript links the review;
 -- :PiChanges lists both files and the hunks as the user sees them; `k` keeps a hunk; `u` undoes one
--- hunk (the other stays); `:undo` in the file brings the agent's hunk back; `<CR>` opens the file at
--- a hunk; the user types inside the other hunk, then `U` reports a conflict and keeps the user's
--- text; `T` takes the rest of the session back (the created file is deleted).
+-- hunk (the other stays); `:undo` in the file brings the agent's hunk back (applied again); `<CR>`
+-- opens the file at a hunk; the user types inside the other hunk, then `U` undoes the first hunk
+-- again and reports the typed one as a conflict, the user's text intact; `T` takes the rest of the
+-- session back (the created file is deleted).
 local H = dofile(vim.env.PI_TEST_HELPERS)
 local api = vim.api
 
@@ -101,11 +102,14 @@ H.run(function()
   api.nvim_buf_set_lines(greet, 5, 6, false, { '    return "ciao, mine"' })
   local typed = H.text(greet)
   press('r', 'notes.txt  created')
-  H.check('r shows the typed hunk changed', row_of('  @@ -6,1 +6,1 @@ changed') ~= nil, changes.lines())
+  H.check('r shows the undone revert applied again and the typed hunk changed',
+    row_of('  @@ -2,1 +2,1 @@ applied') ~= nil and row_of('  @@ -6,1 +6,1 @@ changed') ~= nil, changes.lines())
   press('U', 'greet.py  modified · now changed · 2 hunks')
-  H.check('U reports the conflict', row_of('conflict: greet.py @@ 6: changed since the agent\'s edit; left as it is') ~= nil,
-    changes.lines())
-  H.check("U keeps the user's text", H.text(greet) == typed, H.text(greet))
+  H.check('U reverts the applied hunk and reports the other as a conflict',
+    row_of('reverted 1 hunk(s) · greet.py: reverted hunks') ~= nil
+      and row_of('conflict: greet.py @@ 6: changed since the agent\'s edit; left as it is') ~= nil, changes.lines())
+  H.check("U keeps the user's text", H.text(greet) == typed:gsub('"hello"', '"hi"'), H.text(greet))
+  typed = H.text(greet)
 
   -- T: everything listed; the created file is deleted, the conflict reported again
   press('T', 'notes.txt  created')
