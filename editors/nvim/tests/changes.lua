@@ -1,6 +1,6 @@
 -- :PiChanges against `pi-lsp replay` (tests/editors/sessions/nvim_changes.jsonl): one edit changes
--- two hunks of the open greet.py and a write creates notes.txt. The transcript links the review;
--- :PiChanges lists both files and the hunks as the user sees them; `k` keeps a hunk; `u` undoes one
+-- two hunks of the open greet.py and a write creates notes.txt. The transcript links the review
+-- (<CR> on its line opens :PiChanges); the review lists both files and the hunks as the user sees them; `k` keeps a hunk; `u` undoes one
 -- hunk (the other stays); `:undo` in the file brings the agent's hunk back (applied again); `<CR>`
 -- opens the file at a hunk; the user types inside the other hunk, then `U` undoes the first hunk
 -- again and reports the typed one as a conflict, the user's text intact; `T` takes the rest of the
@@ -55,7 +55,10 @@ H.run(function()
   end))
 
   local t0 = H.uv.hrtime()
-  vim.cmd('PiChanges')
+  local transcript = require('pi_lsp.transcript')
+  api.nvim_set_current_win(vim.fn.bufwinid(transcript.buffer()))
+  api.nvim_win_set_cursor(0, { H.transcript_row('2 files changed — :PiChanges'), 0 })
+  api.nvim_feedkeys(api.nvim_replace_termcodes('<CR>', true, false, true), 'mx', false) -- :PiChanges
   H.check(':PiChanges answered', settle())
   H.note('changes_ms', (H.uv.hrtime() - t0) / 1e6)
   local lines = changes.lines()

@@ -81,7 +81,7 @@ function M.prompt(text, selection)
       end
       require('pi_lsp.changes').count_files(M.session_id, function(count)
         if count > 0 then
-          transcript.line(string.format('%d file%s changed — :PiChanges', count, count == 1 and '' or 's'), 'PiLspChangesLink')
+          transcript.changes_link(count)
         end
       end)
     end
