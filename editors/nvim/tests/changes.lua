@@ -64,7 +64,7 @@ H.run(function()
   local lines = changes.lines()
   H.check('title names the session', (lines[1] or ''):match('^pi changes · session %S+ · all turns$') ~= nil, lines)
   H.check('the listing as the user sees it', vim.deep_equal({ unpack(lines, 2) }, {
-    'k keep · u undo hunk · U undo file · T undo all listed · <CR> open · r refresh · q close',
+    'k keep · u undo hunk · U undo file · T undo all listed · <CR> open · d diff · r refresh · q close',
     '',
     'greet.py  modified · 2 hunks',
     '  @@ -2,1 +2,1 @@ applied',
@@ -79,6 +79,16 @@ H.run(function()
   local marks = added and api.nvim_buf_get_extmarks(changes.buffer(), api.nvim_create_namespace('pi_lsp_changes'),
     { added - 1, 0 }, { added - 1, -1 }, { details = true }) or {}
   H.check('added lines highlighted as a diff', marks[1] and marks[1][4].hl_group == 'PiLspDiffAdd', marks)
+
+  -- d: the file in diff mode beside what undoing it would leave
+  press('d', '  -    return "bye"')
+  local undone = H.buf('pi://undone/greet.py') or vim.fn.bufnr('pi://undone/greet.py')
+  local undone_win = vim.fn.bufwinid(undone)
+  H.check('d shows the file with the hunks taken back, both windows in diff mode', undone_win ~= -1
+    and H.text(undone) == original and vim.wo[undone_win].diff and vim.wo[vim.fn.bufwinid(greet)].diff,
+    { undone, undone_win, undone ~= -1 and H.text(undone) })
+  api.nvim_win_close(undone_win, true)
+  H.check('closing it ends the diff', not vim.wo[vim.fn.bufwinid(greet)].diff)
 
   -- keep the second hunk, undo the first
   press('k', '  @@ -6,1 +6,1 @@ applied')
@@ -119,4 +129,14 @@ H.run(function()
   H.check('T deletes the created file', H.uv.fs_stat('notes.txt') == nil)
   H.check('T reports it', row_of('reverted 0 hunk(s) · notes.txt: deleted') ~= nil, changes.lines())
   H.check("T keeps the user's text", H.text(greet) == typed, H.text(greet))
+
+  -- arguments: a turn, or the session `external` (pi/executeToolCall calls: none here)
+  vim.cmd('PiChanges 1')
+  settle()
+  local one = changes.lines()
+  H.check(':PiChanges 1 lists turn 1', one[1]:match(' · turn 1$') and vim.tbl_contains(one, 'notes.txt  created · now reverted'), one)
+  vim.cmd('PiChanges external')
+  settle()
+  local external = changes.lines()
+  H.check(':PiChanges external', external[1] == 'pi changes · external · all turns' and external[4] == 'no changes', external)
 end)

@@ -6,7 +6,7 @@
 --- 0-based (`oldStart`, `newStart`, `currentStart`):
 ---
 ---   `pi changes · session 3f2a… · all turns`           what is listed
----   `k keep · u undo hunk · U undo file · T undo all listed · <CR> open · r refresh · q close`
+---   `k keep · u undo hunk · U undo file · T undo all listed · <CR> open · d diff · r refresh · q close`
 ---   `reverted 1 hunk(s) · greet.py: reverted hunks`     the last action's result
 ---   `conflict: greet.py @@ 5: changed since …`          a conflict (nothing was forced)
 ---   `greet.py  modified · 2 hunks`                      a file
@@ -60,6 +60,7 @@ local function buffer()
     U = M.undo_file,
     T = M.undo_all,
     ['<CR>'] = M.open_at_cursor,
+    d = M.diff_at_cursor,
     r = M.refresh,
     q = function()
       vim.cmd('close')
@@ -157,7 +158,7 @@ local function render()
   local session = state.session == M.EXTERNAL and 'external' or ('session ' .. tostring(state.session))
   add(string.format('pi changes · %s · %s', session, state.turn and ('turn ' .. state.turn) or 'all turns'),
     'PiLspChangesTitle')
-  add('k keep · u undo hunk · U undo file · T undo all listed · <CR> open · r refresh · q close', 'PiLspChangesKeys')
+  add('k keep · u undo hunk · U undo file · T undo all listed · <CR> open · d diff · r refresh · q close', 'PiLspChangesKeys')
   for _, message in ipairs(state.messages) do
     add(message.text, message.group)
   end
@@ -375,6 +376,73 @@ function M.open_at_cursor()
   local last = api.nvim_buf_line_count(0)
   api.nvim_win_set_cursor(0, { math.max(1, math.min(line, last)), 0 })
   return true
+end
+
+--- The lines of `bufnr` with every hunk still located in it (`currentStart` set: applied or kept)
+--- put back to its old lines: what undoing the file would leave.
+function M.undone_lines(bufnr, hunks)
+  local lines = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local located = {}
+  for _, hunk in ipairs(hunks or {}) do
+    if type(hunk.currentStart) == 'number' and (hunk.status == 'applied' or hunk.status == 'kept') then
+      table.insert(located, hunk)
+    end
+  end
+  table.sort(located, function(a, b)
+    return a.currentStart > b.currentStart
+  end)
+  for _, hunk in ipairs(located) do
+    for _ = 1, hunk.newLines do
+      table.remove(lines, hunk.currentStart + 1)
+    end
+    for i, line in ipairs(text_lines(hunk.oldText)) do
+      table.insert(lines, hunk.currentStart + i, line)
+    end
+  end
+  return lines
+end
+
+--- `d`: the file under the cursor (opened as `<CR>` does) in diff mode beside `pi://undone/{path}`,
+--- a scratch copy of it with the agent's located hunks taken back (|M.undone_lines|). Closing the
+--- scratch window ends the diff.
+function M.diff_at_cursor()
+  local at = M.at_cursor()
+  if not at or at.file.state ~= 'modified' or #(at.file.hunks or {}) == 0 then
+    vim.notify('pi_lsp: put the cursor on a modified text file or its hunks', vim.log.levels.WARN)
+    return nil
+  end
+  local entry = at.file
+  M.open_at_cursor()
+  local target, file_win = api.nvim_get_current_buf(), api.nvim_get_current_win()
+  local name = 'pi://undone/' .. relative(entry.path)
+  local scratch = vim.fn.bufnr('^' .. vim.fn.escape(name, '\\^$.*~[]') .. '$')
+  if scratch == -1 then
+    scratch = api.nvim_create_buf(false, true)
+    api.nvim_buf_set_name(scratch, name)
+    vim.bo[scratch].buftype = 'nofile'
+    vim.bo[scratch].bufhidden = 'wipe'
+    vim.bo[scratch].swapfile = false
+    api.nvim_create_autocmd('BufWinLeave', {
+      buffer = scratch,
+      callback = function()
+        if api.nvim_win_is_valid(file_win) then
+          api.nvim_win_call(file_win, function()
+            vim.cmd('diffoff')
+          end)
+        end
+      end,
+    })
+  end
+  vim.bo[scratch].modifiable = true
+  api.nvim_buf_set_lines(scratch, 0, -1, false, M.undone_lines(target, entry.hunks))
+  vim.bo[scratch].modifiable = false
+  vim.bo[scratch].filetype = vim.bo[target].filetype
+  vim.cmd('diffthis')
+  vim.cmd('leftabove vsplit')
+  api.nvim_win_set_buf(0, scratch)
+  vim.cmd('diffthis')
+  api.nvim_set_current_win(file_win)
+  return scratch
 end
 
 --- Parse :PiChanges arguments: a number is the turn, `external` (or any other word: a session
