@@ -124,6 +124,17 @@ H.run(function()
   H.check("U keeps the user's text", H.text(greet) == typed:gsub('"hello"', '"hi"'), H.text(greet))
   typed = H.text(greet)
 
+  -- the server stops (crash, restart); the next :PiChanges starts it again with the journal
+  local old_id = H.client().id
+  vim.lsp.stop_client(old_id)
+  H.check('the server stopped', H.wait(5000, function()
+    return vim.lsp.get_client_by_id(old_id) == nil
+  end))
+  vim.cmd('PiChanges')
+  H.check('after a restart the review lists the journal, the typed hunk still changed', settle()
+    and row_of('  @@ -6,1 +6,1 @@ changed') ~= nil and row_of('notes.txt  created') ~= nil, changes.lines())
+  H.check('the open buffer is attached to the new server', #H.clients(greet) == 1, H.clients(greet))
+
   -- T: everything listed; the created file is deleted, the conflict reported again
   press('T', 'notes.txt  created')
   H.check('T deletes the created file', H.uv.fs_stat('notes.txt') == nil)

@@ -42,6 +42,7 @@ end
 M.state = { rows = {}, messages = {}, files = nil, pending = 0 }
 
 local buf = nil
+local send -- defined below `call`
 
 local function buffer()
   if buf and api.nvim_buf_is_valid(buf) then
@@ -199,13 +200,38 @@ local function client()
   return c
 end
 
---- Send `method` with `params`; `done(result)` on success, else the error becomes a message.
+--- Run `fn` once client `c` is initialized and has sent the didOpen of its buffers (those go out
+--- while it initializes, so a scheduled callback comes after them); `gone()` when it exits first.
+local function when_ready(c, fn, gone)
+  if vim.lsp.get_client_by_id(c.id) == nil then
+    return gone()
+  end
+  if c.initialized then
+    return vim.schedule(fn)
+  end
+  vim.defer_fn(function()
+    when_ready(c, fn, gone)
+  end, 10)
+end
+
+--- Send `method` with `params` (once the client is ready: a server just started again must
+--- know the buffers first); `done(result)` on success, else the error becomes a message.
 local function call(method, params, done)
   local c = client()
   if not c then
     return false
   end
   M.state.pending = M.state.pending + 1
+  when_ready(c, function()
+    send(c, method, params, done)
+  end, function()
+    M.state.pending = M.state.pending - 1
+    vim.notify('pi_lsp: the server exited', vim.log.levels.ERROR)
+  end)
+  return true
+end
+
+send = function(c, method, params, done)
   local sent = client_mod.request(c, method, params, function(err, result)
     M.state.pending = M.state.pending - 1
     if err then
@@ -220,9 +246,7 @@ local function call(method, params, done)
   if sent == false then
     M.state.pending = M.state.pending - 1
     vim.notify('pi_lsp: the server is not running', vim.log.levels.ERROR)
-    return false
   end
-  return true
 end
 
 --- Fetch the change set again (`pi/changes`) and redraw (files sorted by path); the cursor stays
