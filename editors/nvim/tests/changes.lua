@@ -126,13 +126,17 @@ H.run(function()
 
   -- the server stops (crash, restart); the next :PiChanges starts it again with the journal
   local old_id = H.client().id
+  t0 = H.uv.hrtime()
   vim.lsp.stop_client(old_id)
   H.check('the server stopped', H.wait(5000, function()
     return vim.lsp.get_client_by_id(old_id) == nil
   end))
+  H.note('stop_ms', (H.uv.hrtime() - t0) / 1e6)
+  t0 = H.uv.hrtime()
   vim.cmd('PiChanges')
   H.check('after a restart the review lists the journal, the typed hunk still changed', settle()
     and row_of('  @@ -6,1 +6,1 @@ changed') ~= nil and row_of('notes.txt  created') ~= nil, changes.lines())
+  H.note('restart_ms', (H.uv.hrtime() - t0) / 1e6)
   H.check('the open buffer is attached to the new server', #H.clients(greet) == 1, H.clients(greet))
 
   -- T: everything listed; the created file is deleted, the conflict reported again
