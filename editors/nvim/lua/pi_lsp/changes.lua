@@ -37,8 +37,9 @@ for group, link in pairs({
   vim.cmd(string.format('highlight default link %s %s', group, link))
 end
 
---- What the buffer shows: `{session, turn, root, result, files, rows, messages, pending}`;
+--- What the buffer shows: `{session, turn, current_turn, root, files, rows, messages, pending}`;
 --- `rows[row]` (1-based) is `{file = entry, hunk = hunk?}`; `pending` counts requests in flight.
+--- A new :PiChanges replaces it; answers to the requests of a replaced state are dropped.
 M.state = { rows = {}, messages = {}, files = nil, pending = 0 }
 
 local buf = nil
@@ -64,7 +65,9 @@ local function buffer()
     d = M.diff_at_cursor,
     r = M.refresh,
     q = function()
-      vim.cmd('close')
+      if not pcall(vim.cmd, 'close') then -- the last window
+        vim.cmd('enew')
+      end
     end,
   }
   for lhs, fn in pairs(keys) do
@@ -221,19 +224,23 @@ local function call(method, params, done)
   if not c then
     return false
   end
-  M.state.pending = M.state.pending + 1
+  local state = M.state
+  state.pending = state.pending + 1
   when_ready(c, function()
-    send(c, method, params, done)
+    send(c, state, method, params, done)
   end, function()
-    M.state.pending = M.state.pending - 1
+    state.pending = state.pending - 1
     vim.notify('pi_lsp: the server exited', vim.log.levels.ERROR)
   end)
   return true
 end
 
-send = function(c, method, params, done)
+send = function(c, state, method, params, done)
   local sent = client_mod.request(c, method, params, function(err, result)
-    M.state.pending = M.state.pending - 1
+    state.pending = state.pending - 1
+    if M.state ~= state then
+      return -- a newer :PiChanges replaced this view
+    end
     if err then
       local text = 'pi-lsp: ' .. tostring(err.message or err)
       M.state.messages = { { text = text, group = 'PiLspError' } }
@@ -244,7 +251,7 @@ send = function(c, method, params, done)
     done(result)
   end)
   if sent == false then
-    M.state.pending = M.state.pending - 1
+    state.pending = state.pending - 1
     vim.notify('pi_lsp: the server is not running', vim.log.levels.ERROR)
   end
 end
