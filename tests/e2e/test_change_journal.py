@@ -90,18 +90,19 @@ async def test_revert_one_hunk_through_the_editor_then_a_file_then_the_rest(make
     assert report["conflicts"] == []
 
 
-async def test_a_revert_undone_in_the_editor_is_applied_again(make_editor: Any, tmp_path: Path) -> None:
-    (tmp_path / "u.py").write_text("one\ntwo\n")
+async def test_a_revert_undone_in_the_editor_makes_the_hunk_applied_again(make_editor: Any, tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("alpha\nbeta\n")
     editor = await make_editor(tmp_path)
-    editor.open("u.py")
-    await _edit(editor, "u.py", "two", "TWO", "c1")
-    [hunk] = _by_name(await _changes(editor))["u.py"]["hunks"]
+    editor.open("a.py")
+    await _edit(editor, "a.py", "beta", "BETA", "c1")
+    [hunk] = _by_name(await _changes(editor))["a.py"]["hunks"]
     await editor.request("pi/revertChanges", {"sessionId": EXTERNAL, "hunks": [hunk["id"]]})
-    assert _by_name(await _changes(editor))["u.py"]["hunks"][0]["status"] == "reverted"
-    editor.type("u.py", 4, 7, "TWO")  # the editor's undo of the revert: the agent's line is back
-    assert _by_name(await _changes(editor))["u.py"]["hunks"][0]["status"] == "applied"
-    report = await editor.request("pi/revertChanges", {"sessionId": EXTERNAL, "hunks": [hunk["id"]]})
-    assert report["reverted"] == [hunk["id"]] and editor.text("u.py") == "one\ntwo\n"
+    assert [h["status"] for h in _by_name(await _changes(editor))["a.py"]["hunks"]] == ["reverted"]
+    editor.type("a.py", 6, 10, "BETA")  # the editor's undo of the revert
+    [again] = _by_name(await _changes(editor))["a.py"]["hunks"]
+    assert (again["id"], again["status"], again["currentStart"]) == (hunk["id"], "applied", 1)
+    report = await editor.request("pi/revertChanges", {"sessionId": EXTERNAL, "files": [str(tmp_path / "a.py")]})
+    assert report["reverted"] == [hunk["id"]] and editor.text("a.py") == "alpha\nbeta\n"
 
 
 async def test_text_the_user_changed_after_the_agent_is_never_overwritten(make_editor: Any, tmp_path: Path) -> None:

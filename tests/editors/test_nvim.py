@@ -155,3 +155,13 @@ def test_transcript_folds_diffs_live_output_and_the_prompt_buffer(nvim: str, tmp
     assert_passed(rc, data, output, replay)
     assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+
+
+def test_pi_changes_lists_keeps_and_undoes_hunks_without_forcing_a_conflict(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_changes.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "changes.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not (ws / "notes.txt").exists()  # T deleted the file the agent created

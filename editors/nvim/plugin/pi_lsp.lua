@@ -30,3 +30,7 @@ end, { nargs = 0, desc = "pi-lsp: show the server's log messages" })
 command('PiTools', function(cmd)
   require('pi_lsp').tools(cmd.fargs)
 end, { nargs = '*', desc = 'pi-lsp: list the tools, or set the active ones' })
+
+command('PiChanges', function(cmd)
+  require('pi_lsp').changes(cmd.fargs)
+end, { nargs = '*', desc = "pi-lsp: review the agent's changes (files, hunks) and keep or undo them" })

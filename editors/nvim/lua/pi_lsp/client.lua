@@ -213,7 +213,21 @@ function M.ensure(root, bufnr)
     return nil, 'pi_lsp: the server could not be started (see :PiLog and :LspLog)'
   end
   M.by_root[root] = id
+  M.attach_loaded(root, id)
   return vim.lsp.get_client_by_id(id), nil
+end
+
+--- Attach every loaded file buffer under `root` to client `id` (a server started again after an
+--- exit must see the buffers, unsaved text included, or it would edit their files as closed ones).
+function M.attach_loaded(root, id)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == '' and name ~= ''
+      and not vim.lsp.buf_is_attached(b, id) and M.find_root(name) == root then
+      require('pi_lsp.versions').track(b)
+      vim.lsp.buf_attach_client(b, id)
+    end
+  end
 end
 
 --- Attach `bufnr` when it is a normal file buffer inside a workspace root.

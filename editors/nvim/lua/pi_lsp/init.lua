@@ -99,6 +99,12 @@ function M.log()
   return require('pi_lsp.transcript').open_log()
 end
 
+--- :PiChanges [external|{sessionId}] [{turn}] (`pi_lsp.changes`).
+function M.changes(args)
+  M.ensure_setup()
+  return require('pi_lsp.changes').open(args)
+end
+
 --- :PiTools [name ...].
 function M.tools(names, done)
   M.ensure_setup()

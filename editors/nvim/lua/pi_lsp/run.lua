@@ -79,6 +79,11 @@ function M.prompt(text, selection)
       if result.errorMessage and result.errorMessage ~= vim.NIL and result.stopReason ~= 'error' then
         transcript.error(tostring(result.errorMessage))
       end
+      require('pi_lsp.changes').count_files(M.session_id, function(count)
+        if count > 0 then
+          transcript.changes_link(count)
+        end
+      end)
     end
   end)
   if sent == false then

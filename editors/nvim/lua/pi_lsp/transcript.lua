@@ -47,6 +47,7 @@ for group, link in pairs({
   PiLspDiffHunk = 'DiffChange',
   PiLspApproval = 'WarningMsg',
   PiLspEnd = 'Title',
+  PiLspChangesLink = 'Directory',
 }) do
   vim.cmd(string.format('highlight default link %s %s', group, link))
 end
@@ -100,9 +101,25 @@ function M.buffer()
         M.setup_window(api.nvim_get_current_win())
       end,
     })
+    -- <CR> on a `N files changed — :PiChanges` line opens the review; elsewhere it moves down as usual
+    vim.keymap.set('n', '<CR>', function()
+      if api.nvim_get_current_line():find(M.CHANGES_LINK .. '$') then
+        require('pi_lsp').changes({})
+      else
+        vim.cmd('normal! ' .. vim.v.count1 .. '+')
+      end
+    end, { buffer = b, silent = true, desc = 'pi_lsp: open :PiChanges from its line' })
     blocks, running, in_text = {}, {}, false
   end
   return b
+end
+
+--- The end of the transcript line that links the review (`N files changed — :PiChanges`).
+M.CHANGES_LINK = ' changed — :PiChanges'
+
+--- After a prompt that changed files: `N file(s) changed — :PiChanges` (<CR> on it opens it).
+function M.changes_link(count)
+  M.line(string.format('%d file%s', count, count == 1 and '' or 's') .. M.CHANGES_LINK, 'PiLspChangesLink')
 end
 
 --- The transcript's lines (for tests and scripts).
