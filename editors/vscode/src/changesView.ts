@@ -115,9 +115,10 @@ export class ChangesView implements vscode.TreeDataProvider<ChangeRow>, vscode.T
     return changedFileCount(this.set);
   }
 
+  /** Refresh, then show the view (in this order: one rendering, so a click lands on current rows). */
   async reveal(): Promise<void> {
-    await vscode.commands.executeCommand(`${CHANGES_VIEW_ID}.focus`);
     await this.refresh();
+    await vscode.commands.executeCommand(`${CHANGES_VIEW_ID}.focus`);
   }
 
   dispose(): void {
