@@ -95,6 +95,10 @@ def test_vsix_holds_the_bundle_and_the_manifest(vsix: Path) -> None:
     assert all(e.startswith(("onCommand:pi.", "onView:pi.")) for e in events), events
     assert "onView:pi.transcript" in events and "onCommand:pi.prompt" in events
     assert {"type": "webview", "id": "pi.transcript", "name": "Transcript"} in manifest["contributes"]["views"]["pi"]
+    # issue 18: the Changes view (a tree) with Keep / Undo inline on hunks and files
+    assert any(v.get("id") == "pi.changes" and "type" not in v for v in manifest["contributes"]["views"]["pi"])
+    inline = {(m["command"], m["when"].split("viewItem ")[-1]) for m in manifest["contributes"]["menus"]["view/item/context"]}
+    assert {c for c, _ in inline} == {"pi.changes.keepHunk", "pi.changes.undoHunk", "pi.changes.keepFile", "pi.changes.undoFile"}
     assert {"extension/media/transcript.js", "extension/media/transcript.css", "extension/media/pi.svg"} <= names
     assert "markdown-it" in bundle or "MarkdownIt" in bundle  # bundled, no runtime require
 
@@ -131,5 +135,5 @@ def test_real_workbench_view_prompt_approvals_edit_save_undo(request: pytest.Fix
     )
     assert "FAIL" not in output and "checks passed" in output, output[-4000:]
     assert not divergences, "the requests differed from the recording:\n" + "\n".join(divergences)
-    for shot in ("approval.png", "transcript.png", "timeout.png"):  # taken and checked for their elements by run.js
+    for shot in ("approval.png", "transcript.png", "timeout.png", "changes.png"):  # taken and checked for their elements by run.js
         assert (artifacts / shot).stat().st_size > 0, shot

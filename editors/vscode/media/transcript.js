@@ -78,6 +78,10 @@
   abort.addEventListener('click', () => vscode.postMessage({ type: 'abort' }));
 
   transcript.addEventListener('click', (event) => {
+    if (event.target.closest('button.review-changes')) {
+      vscode.postMessage({ type: 'reviewChanges' });
+      return;
+    }
     const button = event.target.closest('button[data-approval]');
     if (!button) return;
     button.closest('.actions').querySelectorAll('button').forEach((b) => { b.disabled = true; });

@@ -11,8 +11,8 @@
  */
 import * as vscode from 'vscode';
 import {
-  CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, LanguageClientOptions,
-  ServerOptions, State, StaticFeature,
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, ExecuteCommandRequest, LanguageClient,
+  LanguageClientOptions, RegistrationData, ServerOptions, State, StaticFeature,
 } from 'vscode-languageclient/node';
 import { ApprovalPrompts } from './approvals';
 import { PI_CAPABILITIES, documentState, reloadDocuments, saveDocuments } from './documentSync';
@@ -124,6 +124,7 @@ export class PiClient implements vscode.Disposable {
     };
     const client = new LanguageClient('pi', 'Pi', serverOptions, clientOptions);
     client.registerFeature(new PiCapabilitiesFeature());
+    keepOwnCommands(client, this.context.extension.packageJSON);
     client.onNotification('pi/event', (params) => {
       this.transcript.event(params);
       const event = params?.event;
@@ -237,6 +238,22 @@ export class PiClient implements vscode.Disposable {
       await this.restart();
     }
   }
+}
+
+/**
+ * The server offers `workspace/executeCommand` commands for every LSP editor (README: `pi.prompt`,
+ * `pi.abort`, `pi.runInstruction`, ...); the language client registers each as a VS Code command,
+ * and a name the extension already contributes (`pi.prompt`, `pi.abort`) would make the start fail
+ * ("command already exists"). Those stay the extension's own; the server's others (used by its code
+ * actions) are registered as usual.
+ */
+function keepOwnCommands(client: LanguageClient, manifest: any): void {
+  const own = new Set<string>((manifest?.contributes?.commands ?? []).map((c: { command: string }) => c.command));
+  const feature = client.getFeature(ExecuteCommandRequest.method);
+  const register = feature.register.bind(feature);
+  feature.register = (data: RegistrationData<{ commands: string[] }>) => register({
+    ...data, registerOptions: { ...data.registerOptions, commands: data.registerOptions.commands.filter((c) => !own.has(c)) },
+  });
 }
 
 export function errorText(error: unknown): string {

@@ -9,6 +9,8 @@
  */
 import * as vscode from 'vscode';
 import { ApprovalPrompts } from './approvals';
+import { filesChangedAfter } from './changesModel';
+import { ChangesView } from './changesView';
 import { PiClient, SECRET_KEY, errorText } from './client';
 import { Transcript } from './transcript';
 import { Delivery, TranscriptView } from './transcriptView';
@@ -18,6 +20,7 @@ export class PiController implements vscode.Disposable {
   readonly view: TranscriptView;
   readonly approvals: ApprovalPrompts;
   readonly client: PiClient;
+  readonly changes: ChangesView;
   sessionId: string | undefined;
   running = false;
   /** Every prompt result `{sessionId, stopReason, errorMessage?}` or `{error}`, in order. */
@@ -28,9 +31,19 @@ export class PiController implements vscode.Disposable {
       submit: (text, delivery) => void this.submit(text, delivery),
       answer: (approvalId, action) => this.approvals.answer(approvalId, action),
       abort: () => void this.abort(),
+      reviewChanges: () => void this.changes.reveal(),
     });
     this.approvals = new ApprovalPrompts(this.transcript, () => this.view.reveal(true));
     this.client = new PiClient(context, this.transcript, this.approvals);
+    this.changes = new ChangesView({
+      sessionId: () => this.sessionId,
+      request: (method, params) => {
+        if (!this.client.client || !this.client.running) {
+          return Promise.reject(new Error('the pi-lsp server is not running'));
+        }
+        return this.client.client.sendRequest(method, params);
+      },
+    }, (line) => this.transcript.note(line));
     const command = (id: string, run: (...args: any[]) => unknown) =>
       context.subscriptions.push(vscode.commands.registerCommand(id, run));
     command('pi.prompt', (text?: unknown) => this.promptCommand(typeof text === 'string' ? text : undefined));
@@ -135,6 +148,18 @@ export class PiController implements vscode.Disposable {
       this.view.setRunning(false);
       this.transcript.setStatus(this.client.running ? 'idle' : 'stopped');
     }
+    await this.reviewLink();
+  }
+
+  /** After a run: refresh the Changes view; when the run changed files, the transcript links to it. */
+  private async reviewLink(): Promise<void> {
+    const endedBefore = this.changes.set?.sessionId === this.sessionId ? this.changes.set?.currentTurn ?? 0 : 0;
+    await this.changes.refresh();
+    const set = this.changes.set;
+    const changed = set ? filesChangedAfter(set, endedBefore).length : 0;
+    if (changed > 0) {
+      this.transcript.changeSummary(changed);
+    }
   }
 
   async abort(): Promise<void> {
@@ -165,6 +190,7 @@ export class PiController implements vscode.Disposable {
 
   dispose(): void {
     this.client.dispose();
+    this.changes.dispose();
     this.approvals.dispose();
     this.view.dispose();
     this.transcript.dispose();

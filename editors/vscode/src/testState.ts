@@ -46,6 +46,7 @@ function collect(controller: PiController): Record<string, unknown> {
     running: controller.running,
     sessionId: controller.sessionId ?? null,
     results: controller.results,
+    changes: controller.changes.set ?? null,
     runs: controller.transcript.renderer.runs,
     toolCalls: controller.transcript.renderer.toolCalls,
     transcript: controller.transcript.text(),

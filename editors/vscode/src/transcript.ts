@@ -46,6 +46,12 @@ export class Transcript implements vscode.Disposable {
     this.append(this.renderer.note(text));
   }
 
+  /** The run that just ended changed `files` files (the view links to the Changes view). */
+  changeSummary(files: number): void {
+    this.append(this.renderer.note(`${files} file(s) changed: run "Pi: Review Changes"`));
+    this.changes(this.model.changeSummary(files));
+  }
+
   /** The user's prompt, as sent. */
   prompt(text: string): void {
     this.append(this.renderer.note(`\n» ${text}`));

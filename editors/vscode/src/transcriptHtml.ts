@@ -32,6 +32,9 @@ export function entryHtml(entry: Entry): string {
       return approvalHtml(entry);
     case 'note':
       return `<div class="entry note${entry.error ? ' error' : ''}" data-id="${entry.id}">${escapeHtml(entry.text)}</div>`;
+    case 'changes':
+      return `<div class="entry changes" data-id="${entry.id}"><button type="button" class="link review-changes">`
+        + `${entry.files} file${entry.files === 1 ? '' : 's'} changed: review</button></div>`;
     case 'end': {
       const label = entry.state === 'done' ? '✔ Done' : entry.state === 'aborted' ? '■ Aborted' : '✗ Failed';
       const reason = entry.reason ? `: ${escapeHtml(entry.reason)}` : '';

@@ -76,7 +76,10 @@ export interface ApprovalEntry extends Base {
 export interface NoteEntry extends Base { kind: 'note'; text: string; error: boolean }
 export interface EndEntry extends Base { kind: 'end'; state: RunState; reason?: string }
 
-export type Entry = PromptEntry | AssistantEntry | ToolEntry | ApprovalEntry | NoteEntry | EndEntry;
+/** After a run that changed files: the link to the Changes view ("2 files changed: review"). */
+export interface ChangesEntry extends Base { kind: 'changes'; files: number }
+
+export type Entry = PromptEntry | AssistantEntry | ToolEntry | ApprovalEntry | NoteEntry | EndEntry | ChangesEntry;
 
 type Event = Record<string, any>;
 
@@ -145,6 +148,12 @@ export class TranscriptModel {
   note(text: string, error = false): Entry[] {
     this.open = undefined;
     return [this.add<NoteEntry>({ kind: 'note', text, error })];
+  }
+
+  /** The run just ended changed `files` files: a link to review them. */
+  changeSummary(files: number): Entry[] {
+    this.open = undefined;
+    return [this.add<ChangesEntry>({ kind: 'changes', files })];
   }
 
   /** A `pi/requestApproval` arrived: the approval entry gets its buttons. */

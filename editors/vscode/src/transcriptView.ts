@@ -11,7 +11,8 @@
  * `{type: "reset", entries, running}` (all entries, when the page (re)loads),
  * `{type: "upsert", entries}` (changed entries; `entries` = `[{id, html}]`) and
  * `{type: "state", running}`; the page posts `{type: "ready"}`, `{type: "submit", text, delivery}`,
- * `{type: "approval", approvalId, action}` and `{type: "abort"}`.
+ * `{type: "approval", approvalId, action}`, `{type: "abort"}` and `{type: "reviewChanges"}` (the
+ * "N files changed: review" link after a run).
  */
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
@@ -32,6 +33,7 @@ export interface TranscriptViewActions {
   submit(text: string, delivery: Delivery): void;
   answer(approvalId: string, action: ApprovalActionId): void;
   abort(): void;
+  reviewChanges(): void;
 }
 
 export class TranscriptView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -99,6 +101,8 @@ export class TranscriptView implements vscode.WebviewViewProvider, vscode.Dispos
       this.actions.answer(m.approvalId, m.action);
     } else if (m.type === 'abort') {
       this.actions.abort();
+    } else if (m.type === 'reviewChanges') {
+      this.actions.reviewChanges();
     }
   }
 

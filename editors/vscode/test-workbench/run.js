@@ -23,6 +23,9 @@
 // (test only)" (it writes JSON to $PI_VSCODE_TEST_STATE): the open document changed through the
 // agent's edit and was saved (disk matches), the unopened NOTES.md was edited and saved, and ONE undo
 // reverts greeting.py's buffer (disk keeps the saved edit).
+//   Review: the transcript's "2 files changed: review" reveals the Changes view (greeting.py's hunk
+//   "changed" by that undo, NOTES.md's "applied"); a click on NOTES.md opens the before/now diff; Undo
+//   on its hunk reverts the buffer, greeting.py keeps the user's text; screenshot changes.png.
 // Time-bounded (E2E_TIMEOUT_MS, default 180000). On failure: prints what it saw (checks, last state,
 // code-server log tail) and keeps a screenshot at $E2E_DIR/failure.png. Exit 0 = all checks passed.
 //
@@ -271,7 +274,7 @@ async function main() {
     await page.keyboard.press('Enter');
     check('the Pi view opens by itself when the prompt starts', await waitUntil('the Pi view to show',
       async () => (await page.locator('iframe.webview.ready').isVisible())
-        && (await page.locator('.part.sidebar .composite.title', { hasText: /transcript/i }).count()) === 1, 20000, 200).catch(() => false));
+        && (await page.locator('.part.sidebar .composite.title', { hasText: /transcript|\bpi\b/i }).count()) === 1, 20000, 200).catch(() => false));
     await waitUntil('the question about pip', async () => (await card.count()) === 1
       && (await card.textContent()).includes('pip install'), 60000, 200);
     await view.locator('#abort').click();
@@ -330,6 +333,52 @@ async function main() {
     const u = doc(undone, 'greeting.py');
     check('one undo reverts the agent\'s edit in the buffer', u && u.text === ORIGINAL, u && u.text);
     check('after the undo the disk still holds the saved edit', fs.readFileSync(path.join(WS, 'greeting.py'), 'utf8') === EXPECTED);
+
+    // Review (issue 18): the transcript's link reveals the Changes view: the session's files and hunks.
+    // greeting.py's hunk was undone by the user above (status "changed": left alone); NOTES.md's is applied.
+    const reviewStarted = Date.now();
+    const link = view.locator('button.review-changes');
+    // (3 files: greeting.py, NOTES.md and go.flag, which the test created while the command ran, so for the
+    // journal the command created it.)
+    check('the transcript links to the review of prompt 1 only', JSON.stringify(await link.allTextContents()) === JSON.stringify(['3 files changed: review']),
+      await link.allTextContents());
+    await link.first().click();
+    const rows = page.locator('.part.sidebar .pane-body .monaco-list-row');
+    const row = (text) => rows.filter({ hasText: text });
+    const notesHunk = row('greet() ends with an exclamation mark.');
+    await notesHunk.waitFor({ timeout: 15000 });
+    const rowText = async (text) => (await row(text).first().textContent()).replace(/\s+/g, ' ');
+    check('the Changes view lists greeting.py and its hunk, changed since by the user',
+      await row('greeting.py').count() === 1 && /line 5: return "Hello, " \+ name \+ "!".*changed/.test(await rowText('name + "!"')),
+      await rows.allTextContents());
+    check('the Changes view lists NOTES.md and its added lines, applied',
+      await row('NOTES.md').count() === 1 && /\+ lines 4-5: - greet\(\) ends.*applied/.test(await rowText('greet() ends')),
+      await rows.allTextContents());
+    await row('NOTES.md').click();
+    const diffTab = page.locator('.tab.active', { hasText: 'NOTES.md (before Pi' });
+    await diffTab.waitFor({ timeout: 15000 });
+    const diffEditor = page.locator('.editor-group-container.active .monaco-diff-editor');
+    const sides = diffEditor.locator('.view-lines');
+    const diffShown = async () => {
+      const texts = (await sides.allTextContents()).map((t) => t.replace(/\u00a0/g, ' ')); // the editor shows spaces as nbsp
+      return texts.some((t) => t.includes('## Changes') && !t.includes('greet() ends')) && texts.some((t) => t.includes('greet() ends'));
+    };
+    check('a click on the file opens a diff: before on the left, the agent\'s lines on the right',
+      await waitUntil('the diff to render', diffShown, 10000, 200).catch(() => false), await diffEditor.count() && await diffEditor.textContent());
+    await notesHunk.hover();
+    await notesHunk.locator('.action-label[aria-label="Undo"]').click();
+    const reverted = await waitUntil('NOTES.md reverted', async () => {
+      const s = await reportState();
+      const d = s && doc(s, 'NOTES.md');
+      return d && d.text === '# Notes\n\n## Changes\n' ? s : null;
+    }, 15000, 300).catch(() => lastState);
+    check('Undo on the hunk reverts NOTES.md\'s document in the editor', doc(reverted, 'NOTES.md')
+      && doc(reverted, 'NOTES.md').text === '# Notes\n\n## Changes\n', doc(reverted, 'NOTES.md'));
+    check('the user\'s own text in greeting.py is left alone', doc(reverted, 'greeting.py').text === ORIGINAL, doc(reverted, 'greeting.py'));
+    await waitUntil('the hunk row to say reverted', async () => /reverted/.test(await rowText('greet() ends')), 10000, 200).catch(() => {});
+    check('the view refreshed: the hunk is reverted', /reverted/.test(await rowText('greet() ends')), await rows.allTextContents());
+    await shoot('changes.png', [row('greeting.py'), row('NOTES.md'), notesHunk, diffTab]);
+    console.log(`review part: ${Date.now() - reviewStarted} ms`);
   } catch (error) {
     await screenshot();
     throw error;

@@ -84,3 +84,9 @@ test('an approval inside its tool call comes before the call\'s result', () => {
   assert.ok(card > html.indexOf('</details>') && card < html.indexOf('error-result'), html);
   assert.equal((html.match(/data-id=/g) ?? []).length, 1, 'only the entry itself carries data-id');
 });
+
+test('after a run that changed files, a link to review them', () => {
+  assert.equal(entryHtml({ id: 'e9', kind: 'changes', files: 2 }),
+    '<div class="entry changes" data-id="e9"><button type="button" class="link review-changes">2 files changed: review</button></div>');
+  assert.match(entryHtml({ id: 'e9', kind: 'changes', files: 1 }), />1 file changed: review</);
+});
