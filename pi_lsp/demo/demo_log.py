@@ -10,6 +10,9 @@ the log. :func:`project_diff` is the unified diff of the project against the ori
 
 from __future__ import annotations
 
+import os
+import signal
+
 import asyncio
 import difflib
 import json
@@ -58,19 +61,33 @@ class DemoLog:
         self.applied_edits = 0
         self.saves = 0
         self.approval_answer: str | None = None
+        self._closed = False
 
     def line(self, text: str) -> None:
         """Print one line (ending an assistant text in progress first)."""
         self.finish_text()
-        self.out.write(text + "\n")
-        self.out.flush()
+        self._write(text + "\n")
 
     def finish_text(self) -> None:
         """End the assistant text being streamed, if any."""
         if self._in_text:
-            self.out.write("\n")
-            self.out.flush()
+            self._write("\n")
             self._in_text = False
+
+    def _write(self, text: str) -> None:
+        """Write and flush; when the reader is gone (``| head``), stop writing and end the demo
+        as SIGPIPE would end a command line tool (the demo's handler cleans up and exits 141)."""
+        if self._closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self._closed = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.out.fileno())  # nothing more to flush at exit
+            os.close(devnull)
+            os.kill(os.getpid(), signal.SIGPIPE)
 
     def _relative(self, uri: str) -> str:
         prefix = self.project.resolve().as_uri() + "/"

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -78,7 +80,39 @@ def main(argv: list[str] | None = None) -> int:
     if args.base_url and not args.model:
         print("pi-lsp demo: --base-url needs --model (the model id the endpoint serves)", file=sys.stderr)
         return 2
-    return asyncio.run(_demo(args, sys.stdout))
+    return asyncio.run(_interruptible(args, sys.stdout))
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
+"""Ctrl-C, a terminal or process manager stopping it, or its reader gone (``| head``)."""
+
+
+async def _interruptible(args: argparse.Namespace, out: TextIO) -> int:
+    """:func:`_demo`, ended cleanly by :data:`STOP_SIGNALS`: the run is cancelled, the editor and
+    the replay stopped, the temp folder removed; exit status 128 + the signal, no traceback."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    stopped: list[int] = []
+
+    def stop(signum: int) -> None:
+        if not stopped and task is not None:
+            stopped.append(signum)
+            logging.getLogger("pygls").disabled = True  # answers to cancelled requests: expected now
+            task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await _demo(args, out)
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        if stopped[0] != signal.SIGPIPE:
+            print(f"pi-lsp demo: interrupted ({signal.Signals(stopped[0]).name})", file=sys.stderr)
+        return 128 + stopped[0]
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
 
 
 def _workdir_problem(workdir: str) -> str | None:
@@ -207,6 +241,8 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             await editor.stop()
         if replay is not None:
             await replay.stop()
+        if not keep and sys.exc_info()[0] is not None:  # interrupted or failed: leave nothing behind
+            shutil.rmtree(base, ignore_errors=True)
     if replay is not None:
         divergences = [line for line in replay.stderr if line.startswith("replay:")]
         for line in divergences:
