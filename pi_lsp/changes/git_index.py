@@ -9,8 +9,9 @@ is copied as before, so nothing becomes less restorable):
 - a regular file (mode 100644/100755) at stage 0 (no merge conflict);
 - the index's size, mtime (ns) and inode (git keeps their low 32 bits) equal the file's stat, and the
   entry is not "racily clean" (mtime not older than the index file itself: git would re-read it);
-- the blob's size equals the file's size and no ``filter`` / ``working-tree-encoding`` attribute
-  applies, so the blob is the file's bytes, not a converted form (CRLF, ident, LFS pointers, ...).
+- no ``filter`` / ``ident`` / ``working-tree-encoding`` attribute applies, and where line endings
+  may be converted (``text`` / ``eol`` attributes, ``core.autocrlf``) the blob's size equals the
+  file's: the blob is the file's bytes, not a converted form (CRLF, ident, LFS pointers, ...).
 
 Only the repository that holds the folder is asked, with a cleaned environment (no inherited
 ``GIT_*`` variables) and the config-driven programs off (``core.fsmonitor``, hooks, pager, lazy
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -39,6 +41,12 @@ SAFE_CONFIG = (
 
 LOW32 = 0xFFFFFFFF
 
+CONVERTING = ("filter", "ident", "working-tree-encoding")
+"""Attributes under which a file's bytes are not its blob's."""
+
+EOL = ("text", "eol")
+"""Attributes under which line endings may be converted (checked by size)."""
+
 
 def git_env() -> dict[str, str]:
     """The environment of our git calls: the daemon's without ``GIT_*`` variables (so no
@@ -48,38 +56,26 @@ def git_env() -> dict[str, str]:
     return env
 
 
+_ENTRY = re.compile(
+    rb"([0-7]+) ([0-9a-f]+) ([0-3])\t([^\0]*)\0"  # mode, blob id, stage, path (-z: no quoting)
+    rb"[^\n]*\n"  # ctime
+    rb"\s*mtime: (\d+):(\d+)\n"
+    rb"[^\n]*\bino: (\d+)\n"
+    rb"[^\n]*\n"  # uid, gid
+    rb"\s*size: (\d+)[^\n]*\n"
+)
+
+
 def parse_ls_files_debug(output: bytes) -> list[tuple[str, str, int, str, StatKey, int]]:
     """Entries of ``git ls-files -s --debug -z``: ``(mode, blob id, stage, path, (size, mtime_ns,
-    ino), mtime seconds)``; the path is relative to the folder git ran in. Malformed entries are
-    skipped."""
-    entries: list[tuple[str, str, int, str, StatKey, int]] = []
-    position, end = 0, len(output)
-    while position < end:
-        nul = output.find(b"\0", position)
-        if nul < 0:
-            break
-        header = output[position:nul]
-        # the debug block: five lines of "  name: value" pairs, none holding user data
-        block_end = nul + 1
-        for _ in range(5):
-            block_end = output.find(b"\n", block_end) + 1
-            if block_end == 0:
-                return entries
-        position = block_end
-        try:
-            meta, path = header.split(b"\t", 1)
-            mode, blob, stage = meta.split(b" ")
-            fields: dict[bytes, bytes] = {}
-            for line in output[nul + 1:block_end].split(b"\n"):
-                for pair in line.strip().split(b"\t"):
-                    name, _, value = pair.partition(b": ")
-                    fields[name.strip()] = value.strip()
-            seconds, _, nanos = fields[b"mtime"].partition(b":")
-            key = (int(fields[b"size"]), int(seconds) * 1_000_000_000 + int(nanos or 0), int(fields[b"ino"]))
-            entries.append((mode.decode(), blob.decode(), int(stage), os.fsdecode(path), key, int(seconds)))
-        except (ValueError, KeyError):
-            continue
-    return entries
+    ino), mtime seconds)``; the path is relative to the folder git ran in. Each entry is its
+    ``-z`` line and five debug lines (``ctime``, ``mtime``, ``dev``/``ino``, ``uid``/``gid``,
+    ``size``/``flags``); malformed entries are skipped."""
+    return [
+        (mode.decode(), blob.decode(), int(stage), os.fsdecode(path),
+         (int(size), int(seconds) * 1_000_000_000 + int(nanos), int(ino)), int(seconds))
+        for mode, blob, stage, path, seconds, nanos, ino, size in _ENTRY.findall(output)
+    ]
 
 
 class GitIndex:
@@ -106,8 +102,14 @@ class GitIndex:
         return done.stdout if done.returncode == 0 else None
 
     def _index_file(self, folder: str) -> Path | None:
+        known = self._git_dirs.get(folder)
+        if known is not None and os.path.isdir(os.path.dirname(known)):
+            return Path(known)
         out = self._run(folder, ["rev-parse", "--path-format=absolute", "--git-path", "index"])
-        return Path(os.fsdecode(out.rstrip(b"\n"))) if out else None
+        if not out:
+            return None
+        self._git_dirs[folder] = os.fsdecode(out.rstrip(b"\n"))
+        return Path(self._git_dirs[folder])
 
     def clean_blobs(self, folder: Path) -> dict[str, tuple[StatKey, str]]:
         """Tracked files under ``folder`` whose content is their index blob, as their stat was
@@ -139,15 +141,23 @@ class GitIndex:
                 candidates[rel] = (key, blob)
         if not candidates:
             return {}
-        sizes = self._blob_sizes(folder, {blob for _, blob in candidates.values()})
-        converted = self._converted(folder, list(candidates))
-        if converted is None:
+        attributes = self._attributes(folder, list(candidates))
+        if attributes is None:
             return {}
+        converted, eol_sensitive = attributes
+        if self._autocrlf(folder):
+            eol_sensitive = set(candidates)
+        # end-of-line conversion changes the size unless it changed nothing: compare blob sizes
+        sizes = self._blob_sizes(folder, {candidates[rel][1] for rel in eol_sensitive - converted})
         return {
             os.path.join(folder, rel): (key, blob)
             for rel, (key, blob) in candidates.items()
-            if rel not in converted and sizes.get(blob) == key[0]
+            if rel not in converted and (rel not in eol_sensitive or sizes.get(blob) == key[0])
         }
+
+    def _autocrlf(self, folder: str) -> bool:
+        out = self._run(folder, ["config", "--get", "core.autocrlf"])
+        return out is not None and out.strip().lower() not in (b"", b"false", b"0", b"no", b"off")
 
     def _blob_sizes(self, folder: str, blobs: set[str]) -> dict[str, int]:
         out = self._run(folder, ["cat-file", "--batch-check"], "".join(b + "\n" for b in blobs).encode())
@@ -158,19 +168,23 @@ class GitIndex:
                 sizes[parts[0].decode()] = int(parts[2])
         return sizes
 
-    def _converted(self, folder: str, paths: list[str]) -> set[str] | None:
-        """Paths with a ``filter`` or ``working-tree-encoding`` attribute (their blob is not their
-        bytes); ``None`` when git could not say."""
-        out = self._run(folder, ["check-attr", "-z", "--stdin", "filter", "working-tree-encoding"],
+    def _attributes(self, folder: str, paths: list[str]) -> tuple[set[str], set[str]] | None:
+        """``(converted, eol)``: paths with a ``filter``, ``ident`` or ``working-tree-encoding``
+        attribute (their blob is not their bytes), and paths with ``text`` or ``eol`` set (their
+        line endings may be converted); ``None`` when git could not say."""
+        out = self._run(folder, ["check-attr", "-z", "--stdin", *CONVERTING, *EOL],
                         b"".join(os.fsencode(p) + b"\0" for p in paths))
         if out is None:
             return None
         fields = out.split(b"\0")
         converted: set[str] = set()
+        eol: set[str] = set()
         for i in range(0, len(fields) - 2, 3):
-            if fields[i + 2] not in (b"unspecified", b"unset"):
-                converted.add(os.fsdecode(fields[i]))
-        return converted
+            name, value = fields[i + 1].decode(), fields[i + 2]
+            if value in (b"unspecified", b"unset"):
+                continue
+            (converted if name in CONVERTING else eol).add(os.fsdecode(fields[i]))
+        return converted, eol
 
     def read_blobs(self, folder: Path, blobs: list[str]) -> dict[str, bytes]:
         """The content of each blob id found in the repository holding ``folder`` (missing ones are

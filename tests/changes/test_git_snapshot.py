@@ -78,6 +78,14 @@ def test_files_git_converts_are_copied_not_read_back(tmp_path: Path) -> None:
     assert str(root / "x.dat") not in clean  # a filter: the blob need not be the file's bytes
 
 
+def test_line_endings_git_converted_are_copied_not_read_back(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    # text=auto: the CRLF file's blob has LF endings, so it is not the file's bytes; the LF one is
+    _repo(root, {".gitattributes": b"* text=auto\n", "crlf.txt": b"a\r\nb\r\n", "lf.txt": b"a\nb\n"})
+    clean = GitIndex().clean_blobs(root)
+    assert str(root / "lf.txt") in clean and str(root / "crlf.txt") not in clean
+
+
 def test_without_git_or_outside_a_repository_everything_is_copied(tmp_path: Path) -> None:
     root = tmp_path / "plain"
     root.mkdir()
