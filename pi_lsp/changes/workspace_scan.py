@@ -80,9 +80,11 @@ class WorkspaceScanner:
 
     def _digest(self, path: str, key: StatKey) -> str:
         cached = self._content.get(path)
-        if cached is not None and cached[0] == key:
-            return cached[1]
         clean = self._clean.get(path)
+        if cached is not None and cached[0] == key:
+            # a blob id stays valid while git's index still names it (a reset may have moved it)
+            if not cached[1].startswith(GIT_BLOB) or (clean is not None and cached[1] == GIT_BLOB + clean[1]):
+                return cached[1]
         if clean is not None and matches(key, clean[0]):
             marker = GIT_BLOB + clean[1]  # git holds these bytes: read back only if the command changes them
             self._content[path] = (key, marker)
