@@ -128,13 +128,15 @@ class GitIndex:
         if cached is not None and cached[0] == index_key:
             return cached[1]
         result = self._read_index(folder_text, info.st_mtime_ns // 1_000_000_000)
+        if result is None:
+            return {}  # git failed (a timeout?): asked again next time
         self._cache[folder_text] = (index_key, result)
         return result
 
-    def _read_index(self, folder: str, index_seconds: int) -> dict[str, tuple[StatKey, str]]:
+    def _read_index(self, folder: str, index_seconds: int) -> dict[str, tuple[StatKey, str]] | None:
         listing = self._run(folder, ["ls-files", "-s", "--debug", "-z"])
         if listing is None:
-            return {}
+            return None
         candidates: dict[str, tuple[StatKey, str]] = {}
         for mode, blob, stage, rel, key, seconds in parse_ls_files_debug(listing):
             if stage == 0 and mode in ("100644", "100755") and seconds < index_seconds:
@@ -143,7 +145,7 @@ class GitIndex:
             return {}
         attributes = self._attributes(folder, list(candidates))
         if attributes is None:
-            return {}
+            return None
         converted, eol_sensitive = attributes
         if self._autocrlf(folder):
             eol_sensitive = set(candidates)
