@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ def _demo(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp_path: Path, provider: str) -> None:
+def test_demo_fixes_the_sample_shows_the_change_set_and_reverts_a_hunk(tmp_path: Path, provider: str) -> None:
     work = tmp_path / "demo"
     run = _demo("--workdir", str(work), "--provider", provider)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -47,11 +48,25 @@ def test_demo_fixes_the_sample_through_the_editor_and_keeps_the_dirty_buffer(tmp
     ):
         assert needle in out, needle
     assert out.count("pi/saveDocuments") == 1  # the dirty CHANGELOG.md is never saved by the agent
-    # the final diff: disk plus the unsaved buffer
+    # review: the turn's change set, per file its state, the calls that changed it, its hunks
+    review = out[out.index("pi/changes: "):out.index("--- a/CHANGELOG.md")]
+    assert review.startswith("pi/changes: 2 file(s) changed in the session\n")
+    assert "\n  textkit/slug.py: modified by edit (call_edit_slug); now as the agent left it\n" in review
+    assert "\n  CHANGELOG.md: modified by edit (call_edit_changelog); now as the agent left it\n" in review
+    slug_hunks = re.findall(r"\n    @@ -(\d+),(\d+) \+(\d+),(\d+) @@ hunk ([0-9a-f]{16}) \(applied\)\n", review)
+    assert [h[:4] for h in slug_hunks] == [("8", "2", "8", "4"), ("11", "1", "13", "1"), ("4", "0", "5", "1")]
+    assert '\n      -    return text\n      +    return text.strip("-")\n' in review
+    changelog_hunk = slug_hunks[2][4]
+    assert f"@@ -4,0 +5,1 @@ hunk {changelog_hunk} (applied)\n      {AGENT_LINE}" in review
+    # rewind: that hunk taken back through the editor's dirty buffer (an applyEdit, not saved)
+    assert f'pi/revertChanges {{"hunks": ["{changelog_hunk}"]}}' in review
+    assert re.search(r'workspace/applyEdit "pi: revert \S+/CHANGELOG.md": CHANGELOG.md version 3: 1 range\(s\)\n', review)
+    assert f"pi/revertChanges: reverted 1 hunk(s): {changelog_hunk}\n  CHANGELOG.md: reverted hunks\n  conflicts: none\n" in review
+    # the final diff: disk plus the unsaved buffer, the agent's line reverted, the user's kept
     diff = out[out.index("--- a/CHANGELOG.md"):]
     assert "+++ b/CHANGELOG.md (unsaved editor buffer)\n" in diff
-    assert AGENT_LINE in diff and USER_LINE in diff
-    assert diff.index(AGENT_LINE) < diff.index(USER_LINE)
+    assert USER_LINE in diff and AGENT_LINE not in diff
+    assert "\n ## Unreleased\n+\n" + USER_LINE in diff
     assert "+++ b/textkit/slug.py\n" in diff
     assert '+    text = unicodedata.normalize("NFKD", title)\n' in diff
     assert "+    \"\"\"Turn a title into a URL slug: accents folded (é → e), lower case, words joined by '-',\n" in diff
@@ -75,7 +90,8 @@ def test_demo_against_an_endpoint_given_on_the_command_line(tmp_path: Path) -> N
         assert server.served == 6
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"model: replay at {server.url} (openai)" in run.stdout
-    assert AGENT_LINE in run.stdout
+    assert AGENT_LINE in run.stdout  # in the change set
+    assert "pi/revertChanges: reverted 1 hunk(s)" in run.stdout
 
 
 def test_demo_rejects_bad_arguments(tmp_path: Path) -> None:

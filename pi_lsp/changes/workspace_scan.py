@@ -8,6 +8,11 @@ each file's content in the blob store, read once and again only when its stat ch
 first snapshot of a session a snapshot costs a stat walk plus reading what changed. A file whose
 content does not fit the blob store's budget is recorded as not restorable.
 
+In a git work tree most files need no copy at all: a tracked file whose stat matches git's index
+is the index's blob (:mod:`.git_index`), so the snapshot notes the blob id, and only when a command
+changed or deleted such a file is its old content read back from git into the blob store. So the
+first snapshot of a session reads only untracked and locally modified files.
+
 ``BashChangesHook`` is the pipeline hook pair: before a ``bash`` call it takes a snapshot, after it
 records the differences under the call's session, turn and id.
 """
@@ -21,6 +26,7 @@ from pathlib import Path
 
 from pi_lsp.agent.hooks import AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult
 from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.changes.git_index import GitIndex, matches
 from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -30,6 +36,9 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 """Folder names never walked: version control, dependencies, virtual environments, build output."""
 
 StatKey = tuple[int, int, int]
+
+GIT_BLOB = "git:"
+"""A cached content that is a git blob (``git:<blob id>``): read back from git when needed."""
 
 
 def stat_walk(folders: Iterable[Path], excludes: frozenset[str]) -> dict[str, StatKey]:
@@ -60,16 +69,26 @@ class WorkspaceScanner:
     """Snapshots of the workspace with a content cache (see the module docstring)."""
 
     def __init__(self, journal: ChangeJournal, folders: Callable[[], list[Path]],
-                 excludes: Iterable[str] = DEFAULT_EXCLUDES) -> None:
+                 excludes: Iterable[str] = DEFAULT_EXCLUDES, git: GitIndex | None = None) -> None:
         self.journal = journal
         self.folders = folders
         self.excludes = frozenset(excludes)
+        self.git = git
+        """Where clean tracked files are read back from instead of copied (``None``: copy all)."""
         self._content: dict[str, tuple[StatKey, str]] = {}
+        self._clean: dict[str, tuple[StatKey, str]] = {}
 
     def _digest(self, path: str, key: StatKey) -> str:
         cached = self._content.get(path)
+        clean = self._clean.get(path)
         if cached is not None and cached[0] == key:
-            return cached[1]
+            # a blob id stays valid while git's index still names it (a reset may have moved it)
+            if not cached[1].startswith(GIT_BLOB) or (clean is not None and cached[1] == GIT_BLOB + clean[1]):
+                return cached[1]
+        if clean is not None and matches(key, clean[0]):
+            marker = GIT_BLOB + clean[1]  # git holds these bytes: read back only if the command changes them
+            self._content[path] = (key, marker)
+            return marker
         blobs = self.journal.blobs
         if key[0] > blobs.max_file_bytes or blobs.total_bytes() + key[0] > blobs.max_total_bytes:
             self._content[path] = (key, UNRESTORABLE)  # over budget: not read at all
@@ -84,8 +103,14 @@ class WorkspaceScanner:
         return digest or UNRESTORABLE
 
     def snapshot(self) -> dict[str, StatKey]:
-        """A stat snapshot, with the content of every new or changed file cached."""
-        state = stat_walk(self.folders(), self.excludes)
+        """A stat snapshot, with the content of every new or changed file cached (or, for a
+        clean file git tracks, its blob id)."""
+        folders = self.folders()
+        self._clean = {}
+        if self.git is not None:
+            for folder in folders:
+                self._clean.update(self.git.clean_blobs(folder))
+        state = stat_walk(folders, self.excludes)
         for path, key in state.items():
             self._digest(path, key)
         for path in set(self._content) - set(state):
@@ -96,7 +121,12 @@ class WorkspaceScanner:
         """``(path, before digest, after digest)`` of each file created, changed or deleted since
         ``before`` (a digest ``None`` = no file). Updates the cache to the new state."""
         before_digests = {path: self._content.get(path, ((0, 0, 0), UNRESTORABLE))[1] for path in before}
-        after = stat_walk(self.folders(), self.excludes)
+        folders = self.folders()
+        self._clean = {}  # what the command left is read from disk
+        after = stat_walk(folders, self.excludes)
+        touched = [path for path, key in after.items() if path in before and before[path] != key]
+        gone = list(before.keys() - after.keys())
+        self._materialize(folders, before_digests, touched + gone)
         changes: list[tuple[str, str | None, str | None]] = []
         for path, key in after.items():
             old_key = before.get(path)
@@ -106,10 +136,31 @@ class WorkspaceScanner:
             old_digest = before_digests.get(path) if old_key is not None else None
             if old_digest != new_digest or old_digest == UNRESTORABLE:
                 changes.append((path, old_digest, new_digest))
-        for path in before.keys() - after.keys():
+        for path in gone:
             changes.append((path, before_digests[path], None))
             self._content.pop(path, None)
         return sorted(changes)
+
+    def _materialize(self, folders: list[Path], digests: dict[str, str], paths: list[str]) -> None:
+        """Replace the git blob ids among ``digests[path]`` by blob store digests of their content
+        read back from git (:data:`UNRESTORABLE` when git no longer has it or it is over budget)."""
+        wanted = [path for path in paths if digests.get(path, "").startswith(GIT_BLOB)]
+        if not wanted or self.git is None:
+            for path in wanted:
+                digests[path] = UNRESTORABLE
+            return
+        by_folder: dict[Path, list[str]] = {}
+        for path in wanted:
+            folder = next((f for f in folders if path.startswith(str(f) + os.sep)), None)
+            if folder is None:
+                digests[path] = UNRESTORABLE
+            else:
+                by_folder.setdefault(folder, []).append(path)
+        for folder, group in by_folder.items():
+            blobs = self.git.read_blobs(folder, sorted({digests[p][len(GIT_BLOB):] for p in group}))
+            for path in group:
+                data = blobs.get(digests[path][len(GIT_BLOB):])
+                digests[path] = UNRESTORABLE if data is None else self.journal.digest(data) or UNRESTORABLE
 
 
 class BashChangesHook:

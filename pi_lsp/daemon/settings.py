@@ -61,6 +61,9 @@ class ChangesSection(_Section):
 
     max_file_bytes: int = Field(8 << 20, ge=0)
     max_total_bytes: int = Field(512 << 20, ge=0)
+    git_timeout_seconds: float = Field(10.0, gt=0)
+    """Limit of each git call that finds clean tracked files (their content is read back from
+    git instead of copied); past it the snapshot copies them as without git."""
 class CompactionSection(_Section):
     """``pi.compaction`` (:mod:`pi_lsp.agent.compaction`): ``enabled``; ``reserveTokens`` kept free
     for the reply (compaction starts above ``contextWindow - reserveTokens``); ``keepRecentTokens``

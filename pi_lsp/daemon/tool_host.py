@@ -17,6 +17,7 @@ from typing import Any
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.changes.blobs import BlobStore
+from pi_lsp.changes.git_index import GitIndex
 from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.changes.journaling_files import JournalingFileAccess
 from pi_lsp.changes.workspace_scan import BashChangesHook, WorkspaceScanner
@@ -77,7 +78,10 @@ class ToolHost:
         # design.md section 4 step 7: reload after bash, the unsaved-files notice on bash/grep/find
         self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd))
         # issue 18: what bash changed in the workspace goes into the change journal
-        bash_changes = BashChangesHook(WorkspaceScanner(self.changes, lambda: list(self.env.workspace_folders)))
+        self.git_index = GitIndex()
+        bash_changes = BashChangesHook(
+            WorkspaceScanner(self.changes, lambda: list(self.env.workspace_folders), git=self.git_index)
+        )
         self.pipeline.add_before_hook(bash_changes.before)
         self.pipeline.add_after_hook(bash_changes.after)
         self._closed = False
@@ -103,6 +107,7 @@ class ToolHost:
         self.env.settings.bash_timeout_seconds = settings.bash.timeout_seconds
         self.changes.blobs.max_file_bytes = settings.changes.max_file_bytes
         self.changes.blobs.max_total_bytes = settings.changes.max_total_bytes
+        self.git_index.timeout = settings.changes.git_timeout_seconds
         if settings.active_tools is not None:
             try:
                 self.pipeline.set_active(settings.active_tools)

@@ -13,11 +13,16 @@
 4. Send ``pi/prompt`` and print a live log: assistant text as it streams, each tool call with its
    arguments and a result summary, each ``workspace/applyEdit`` (label, ranges, version) and each
    save.
-5. Print a unified diff (``difflib.unified_diff``) of the project, disk plus unsaved buffers,
-   against the original sample.
+5. Review and rewind (issue 18): ask ``pi/changes`` for the turn's change set and print each
+   file with its state, the tool calls that changed it and its hunks; then take back one hunk,
+   the agent's ``CHANGELOG.md`` line, with ``pi/revertChanges`` (a ``workspace/applyEdit`` on the
+   dirty buffer: the user's unsaved line stays) and print the result.
+6. Print a unified diff (``difflib.unified_diff``) of the project, disk plus unsaved buffers,
+   against the original sample: the agent's fix to ``slug.py``, the user's line, not the
+   reverted one.
 
-Exit status: 0 when the run ended with ``stopReason: "stop"`` and the replay saw no divergence
-from the recording; 1 otherwise; 2 for bad arguments.
+Exit status: 0 when the run ended with ``stopReason: "stop"``, the hunk was reverted without
+conflict and the replay saw no divergence from the recording; 1 otherwise; 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pi_lsp
+from pi_lsp.demo.change_log import change_set_lines, pick_hunk, revert_lines
 from pi_lsp.demo.demo_log import DemoLog, LiveList, project_diff
 from pi_lsp.demo.fake_editor import FakeEditor
 
@@ -52,6 +58,9 @@ USER_TYPED = "\n- `shorten` breaks at word boundaries (draft, not saved yet)\n"
 
 APPROVAL_ANSWER = "Allow once"
 """What the fake user answers when pi-lsp asks to approve a tool call (design.md section 8)."""
+
+REVERTED_FILE = "CHANGELOG.md"
+"""The file whose agent hunk the demo takes back at the end (through the dirty editor buffer)."""
 
 ACTIVE_TOOLS = ["read", "bash", "edit", "write", "grep", "find"]
 RUN_TIMEOUT_SECONDS = 120.0
@@ -181,6 +190,28 @@ class _Replay:
             await asyncio.wait_for(self._drain, 5)
 
 
+async def _review_and_revert(editor: FakeEditor, log: DemoLog, project: Path, session_id: str) -> bool:
+    """Show the turn's change set (``pi/changes``), take back one hunk (``pi/revertChanges``):
+    the agent's ``CHANGELOG.md`` line when there is one, else the first hunk still applied. The
+    revert goes through the editor (the buffer is dirty: the user's unsaved line must stay).
+    True when the hunk was reverted without conflict, or when there was no hunk to revert."""
+    changes = await editor.request("pi/changes", {"sessionId": session_id})
+    log.line("")
+    for line in change_set_lines(changes, project):
+        log.line(line)
+    hunk = pick_hunk(changes, project, REVERTED_FILE) or next(
+        (h for f in changes.get("files") or [] for h in f.get("hunks") or [] if h.get("status") == "applied"), None
+    )
+    if hunk is None:
+        log.line("no hunk to revert")
+        return True
+    log.line(f"\nthe user takes back hunk {hunk['id']}: pi/revertChanges {{\"hunks\": [\"{hunk['id']}\"]}}")
+    report = await editor.request("pi/revertChanges", {"sessionId": session_id, "hunks": [hunk["id"]]})
+    for line in revert_lines(report, project):
+        log.line(line)
+    return hunk["id"] in (report.get("reverted") or []) and not report.get("conflicts")
+
+
 async def _demo(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
     keep = bool(args.workdir)
@@ -226,6 +257,8 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         stop_reason = result.get("stopReason") if isinstance(result, dict) else None
         log.line(f"\npi/prompt finished: stopReason {stop_reason}"
                  + (f", error: {result.get('errorMessage')}" if isinstance(result, dict) and result.get("errorMessage") else ""))
+        session_id = result.get("sessionId") if isinstance(result, dict) else None
+        reverted_ok = await _review_and_revert(editor, log, project, session_id) if session_id else False
         unsaved = {
             path: buffer.text
             for path in ("textkit/slug.py", "CHANGELOG.md")
@@ -235,7 +268,7 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         for path, text in unsaved.items():
             kept = USER_TYPED in text if path == "CHANGELOG.md" else True
             log.line(f"unsaved in the editor: {path}" + (" (the user's typing kept)" if kept else " (the user's typing LOST)"))
-        ok = stop_reason == "stop"
+        ok = stop_reason == "stop" and reverted_ok
     finally:
         if editor is not None:
             await editor.stop()

@@ -6,6 +6,8 @@ session ``external``, turn 0). Reverts of files the editor holds arrive as ``wor
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +168,26 @@ async def test_bad_params_are_invalid_params(make_editor: Any, tmp_path: Path) -
             assert exc.code == -32602
         else:
             raise AssertionError(f"{params} accepted")
+
+
+async def test_a_tracked_file_bash_changed_is_restored_from_git(make_editor: Any, tmp_path: Path) -> None:
+    # a clean tracked file is not copied before bash runs: its content comes back from the repository
+    (tmp_path / "lib.py").write_bytes(b"def f():\r\n    return 1\n")
+    (tmp_path / "old.py").write_bytes(b"old\n")
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "lib.py", "old.py"], ["commit", "-qm", "init"]):
+        subprocess.run([*git, *args], cwd=tmp_path, check=True, capture_output=True)
+    for name in ("lib.py", "old.py"):  # not "racily clean" (written in the index's own second)
+        os.utime(tmp_path / name, ns=(1_600_000_000_000_000_000,) * 2)
+    subprocess.run([*git, "update-index", "--refresh"], cwd=tmp_path, check=True, capture_output=True)
+    editor = await make_editor(tmp_path)
+    result = await editor.call("bash", {"command": "printf 'def f():\\n    return 2\\n' > lib.py && rm old.py"}, "c1")
+    assert not result["isError"], editor.result_text(result)
+    files = _by_name(await _changes(editor))
+    [hunk] = files["lib.py"]["hunks"]
+    assert (hunk["oldText"], hunk["newText"]) == ("def f():\r\n    return 1\n", "def f():\n    return 2\n")
+    assert files["old.py"]["state"] == "deleted" and files["old.py"]["restorable"] is True
+    report = await editor.request("pi/revertChanges", {"sessionId": EXTERNAL})
+    assert report["conflicts"] == []
+    assert (tmp_path / "lib.py").read_bytes() == b"def f():\r\n    return 1\n"
+    assert (tmp_path / "old.py").read_bytes() == b"old\n"
