@@ -165,3 +165,8 @@ def test_pi_changes_lists_keeps_and_undoes_hunks_without_forcing_a_conflict(nvim
         replay.stop()
     assert_passed(rc, data, output, replay)
     assert not (ws / "notes.txt").exists()  # T deleted the file the agent created
+
+
+def test_a_prompt_without_a_model_says_why_in_the_transcript(nvim: str, tmp_path: Path) -> None:
+    (rc, data, output), _ = run_scenario(nvim, tmp_path, "no_model.lua")
+    assert_passed(rc, data, output, None)

@@ -125,6 +125,9 @@ end
 function M.build_config(root)
   local opts = config.get()
   local pi_settings = vim.deepcopy(opts.settings or {})
+  if next(pi_settings) == nil then
+    pi_settings = vim.empty_dict() -- an empty Lua table would go out as a JSON array
+  end
   return {
     name = 'pi_lsp',
     cmd = vim.deepcopy(opts.cmd),

@@ -55,6 +55,7 @@ function M.prompt(text, selection)
   end
   transcript.open()
   transcript.prompt(text)
+  transcript.run_ended = false
   local run = { client_id = client.id, text = text }
   M.running = run
   pcall(vim.cmd, 'redrawstatus!')
@@ -76,7 +77,10 @@ function M.prompt(text, selection)
     M.last_reply = result
     if type(result) == 'table' then
       M.session_id = result.sessionId or M.session_id
-      if result.errorMessage and result.errorMessage ~= vim.NIL and result.stopReason ~= 'error' then
+      -- a run that ended with agent_end showed its error there; a refused prompt (no model
+      -- configured, ...) sends no events, so its reason is shown here
+      local shown = result.stopReason == 'error' and transcript.run_ended
+      if result.errorMessage and result.errorMessage ~= vim.NIL and not shown then
         transcript.error(tostring(result.errorMessage))
       end
       require('pi_lsp.changes').count_files(M.session_id, function(count)

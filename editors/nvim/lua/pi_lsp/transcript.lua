@@ -602,6 +602,7 @@ function M.on_event(_, params, _)
   elseif kind == 'pi_file_saved' then
     M.note('saved ' .. tostring(event.path or event.uri))
   elseif kind == 'agent_end' then
+    M.run_ended = true
     M.run_end(event)
   end
 end
