@@ -83,14 +83,24 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(f"pi-lsp demo: --workdir {args.workdir} {problem}", file=sys.stderr)
         return 2
+    if args.provider == "anthropic" and args.model and not args.base_url:
+        # the same defaults as the pi.provider "anthropic" setting: Anthropic's API and its usual key
+        args.base_url = ANTHROPIC_BASE_URL
+        args.api_key_env = args.api_key_env or "ANTHROPIC_API_KEY"
     if (args.model or args.api_key_env) and not args.base_url:
-        print("pi-lsp demo: --model and --api-key-env need --base-url", file=sys.stderr)
+        print("pi-lsp demo: --model and --api-key-env need --base-url (or --provider anthropic)", file=sys.stderr)
+        return 2
+    if args.api_key_env and not os.environ.get(args.api_key_env):
+        print(f"pi-lsp demo: the environment variable {args.api_key_env} (--api-key-env) is not set", file=sys.stderr)
         return 2
     if args.base_url and not args.model:
         print("pi-lsp demo: --base-url needs --model (the model id the endpoint serves)", file=sys.stderr)
         return 2
     return asyncio.run(_interruptible(args, sys.stdout))
 
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com/v1"
+"""Where ``--provider anthropic --model M`` goes without ``--base-url`` (as the settings default)."""
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE)
 """Ctrl-C, a terminal or process manager stopping it, or its reader gone (``| head``)."""

@@ -109,17 +109,25 @@ class LocalBackend:
         await self.session.close()
 
 
+class NoSuchEditor(Exception):
+    """``--editor`` named an editor whose daemon does not serve the workspace (no silent fallback)."""
+
+
 async def open_backend(
     cwd: Path, *, editor: str | None, tools_spec: str | None, approvals: str, connect_timeout_seconds: float,
 ) -> Backend:
     """The daemon backend for ``cwd`` when an editor's daemon serves it, else the local one.
 
-    ``editor`` (``--editor``) keeps only daemons whose client name contains it or whose pid it is.
-    A daemon that refuses or cannot be reached is logged and the next one tried.
+    ``editor`` (``--editor``) keeps only daemons whose client name contains it or whose pid it is;
+    none matching raises :class:`NoSuchEditor` (the user asked for an editor: no silent fallback to
+    the filesystem). A daemon that refuses or cannot be reached is logged and the next one tried.
     """
     daemons, refused = find_daemons(cwd, editor=editor)
     for reason in refused:
         logger.warning("ignored a registry entry: %s", reason)
+    if editor and not daemons:
+        running = ", ".join(f"{e.client or 'an editor'} (pid {e.pid})" for e in find_daemons(cwd)[0]) or "none"
+        raise NoSuchEditor(f"no pi-lsp daemon of an editor matching --editor {editor!r} serves {cwd} (running: {running})")
     for entry in daemons:
         try:
             return DaemonBackend(await DaemonClient.connect(entry, timeout_seconds=connect_timeout_seconds))

@@ -31,7 +31,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from pi_lsp import __version__
-from pi_lsp.mcp.backends import Backend, open_backend
+from pi_lsp.mcp.backends import Backend, NoSuchEditor, open_backend
 from pi_lsp.mcp.tool_hints import hints_for
 from pi_lsp.tools.leftovers import clean_leftovers
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             cwd, editor=options.editor, tools_spec=options.tools, approvals=options.approvals,
             connect_timeout_seconds=options.connect_timeout,
         ))
-    except ValueError as exc:  # unknown --tools
+    except (ValueError, NoSuchEditor) as exc:  # unknown --tools, an --editor that is not running
         print(f"pi-lsp mcp: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -102,6 +102,9 @@ def test_bad_options_exit_2(tmp_path: Path) -> None:
     out = subprocess.run([*SERVER_COMMAND, "mcp", "--cwd", str(tmp_path), "--tools", "read,frobnicate"],
                          capture_output=True, text=True, env=server_env(), timeout=60, input="")
     assert out.returncode == 2 and "unknown tools: frobnicate" in out.stderr
+    out = subprocess.run([*SERVER_COMMAND, "mcp", "--cwd", str(tmp_path), "--editor", "nosuch"],
+                         capture_output=True, text=True, env=server_env(), timeout=60, input="")
+    assert out.returncode == 2 and "--editor 'nosuch'" in out.stderr and "(running: none)" in out.stderr
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
