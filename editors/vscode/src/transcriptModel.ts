@@ -8,6 +8,7 @@
  * the team's shared folder), and the extension's own lines; each call returns the entries that
  * changed, so the view re-renders only those. Sizes are bounded ({@link MODEL_LIMITS}).
  */
+import { resultText } from './eventRendering';
 
 /** Bounds, in UTF-16 code units (JavaScript string length). */
 export const MODEL_LIMITS = { liveTailChars: 4000, resultChars: 20000, textChars: 100000, entries: 2000 };
@@ -338,17 +339,6 @@ export function withdrawnText(reason: string, timeoutMs: number | undefined): st
     : 'Approval withdrawn, the tool call was cancelled: denied';
 }
 
-/** The text blocks of a `{content: [...]}` result joined by newlines; images as `[image]`. */
-export function resultText(result: unknown): string {
-  if (!isObject(result) || !Array.isArray(result.content)) {
-    return '';
-  }
-  return result.content
-    .map((block: unknown) => (isObject(block) && block.type === 'text' && typeof block.text === 'string'
-      ? block.text : isObject(block) && block.type === 'image' ? '[image]' : ''))
-    .filter((t: string) => t !== '')
-    .join('\n');
-}
 
 function settle(entry: ApprovalEntry, outcome: string, denied: boolean): ApprovalEntry {
   entry.pending = false;
