@@ -6,7 +6,7 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
 from pi_lsp.daemon import rpc
-from pi_lsp.llm.types import ToolResultMessage, text_result
+from pi_lsp.llm.types import TextContent, ToolResultMessage
 
 
 def test_execute_tool_call_parses_a_call_and_defaults_arguments() -> None:
@@ -62,7 +62,7 @@ def test_set_active_tools_and_document_state_shapes() -> None:
 
 
 def test_wire_form_of_a_result_is_camel_case() -> None:
-    message = ToolResultMessage(tool_call_id="c1", tool_name="read", content=text_result("hi"), is_error=False)
+    message = ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="hi")], is_error=False)
     wire = rpc.wire(message)
     assert set(wire) == {"role", "toolCallId", "toolName", "content", "isError", "timestamp"}
     assert isinstance(wire["timestamp"], int)

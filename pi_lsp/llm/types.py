@@ -149,8 +149,3 @@ Message = Annotated[
 def to_wire(model: BaseModel) -> dict[str, Any]:
     """Serialise a wire model the one way the project does: JSON mode, camelCase, no ``None``."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def text_result(text: str) -> list[ResultContent]:
-    """A content list holding one text block."""
-    return [TextContent(text=text)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_lsp.tools.file_io.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text, first_line_ending, to_lf
+from pi_lsp.tools.file_io.line_endings import LineEndingView, NotUtf8Error, decode_text, encode_text, to_lf
 
 
 def test_decode_strips_and_encode_restores_the_bom() -> None:
@@ -16,9 +16,8 @@ def test_decode_strips_and_encode_restores_the_bom() -> None:
     assert bad.value.offset == 2
 
 
-def test_lf_view_and_first_ending() -> None:
+def test_lf_view_maps_offsets_back() -> None:
     assert to_lf("a\r\nb\rc\n") == "a\nb\nc\n"
-    assert [first_line_ending(t) for t in ("a\r\nb\n", "a\rb\r\n", "a\nb\r\n", "none")] == ["\r\n", "\r", "\n", "\n"]
     view = LineEndingView("a\r\nb\r\nc")
     assert view.lf == "a\nb\nc"
     assert [view.to_original(i) for i in range(len(view.lf) + 1)] == [0, 1, 3, 4, 6, 7]

@@ -58,16 +58,6 @@ def to_lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def first_line_ending(text: str) -> str:
-    """The ending of the first line break of ``text`` (``"\\r\\n"``, ``"\\r"`` or ``"\\n"``).
-
-    ``"\\n"`` when the text has no line break. (Pi looks only at the first ``\\n``, so it sees a
-    CR-only file as LF; pi-lsp keeps CR.)
-    """
-    match = _BREAK.search(text)
-    return match.group() if match else "\n"
-
-
 @dataclass
 class LineEndingView:
     """A text (BOM already removed) and its LF-normalised copy, with the offset map between them.
