@@ -24,7 +24,7 @@ async def test_the_log_goes_to_the_client_with_its_severity_and_not_to_stderr(tm
         assert result["isError"] is True
         assert await wait_until(lambda: any('"decision": "deny"' in m for m in editor.log_messages))
         logged = list(zip(editor.log_types, editor.log_messages))
-        assert any(kind == INFO and "pi_lsp.daemon.server: initialized for" in m for kind, m in logged), logged
+        assert any(kind == INFO and "pi_lsp.daemon.handlers.lifecycle: initialized for" in m for kind, m in logged), logged
         assert any(kind == WARNING and "pi.maxTurns" in m for kind, m in logged), logged
         assert not [m for kind, m in logged if kind == 1], logged  # nothing went wrong: no Error
     finally:
