@@ -96,7 +96,7 @@ H.run(function()
   vim.cmd('PiLog')
   local log = table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   vim.cmd('close')
-  H.check(":PiLog shows pi-lsp's own log", log:find('[INFO] pi_lsp.daemon.server: initialized for Neovim', 1, true), log)
+  H.check(":PiLog shows pi-lsp's own log", log:find('[INFO] pi_lsp.daemon.handlers.lifecycle: initialized for Neovim', 1, true), log)
   local lsp_log = H.read(vim.lsp.get_log_path()) or ''
   H.note('lsp_log', lsp_log)
   H.check(':LspLog has no errors (the daemon writes nothing to stderr)', not lsp_log:find('ERROR', 1, true), lsp_log)
