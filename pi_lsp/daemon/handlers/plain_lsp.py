@@ -9,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from pi_lsp.daemon import change_actions, code_actions
 from pi_lsp.daemon.comment_syntax import syntax_for
@@ -45,7 +46,9 @@ def progress_cancel(ls: PiLanguageServer, params: types.WorkDoneProgressCancelPa
 def command_handler(name: str) -> Any:
     """The ``workspace/executeCommand`` handler of ``pi.*`` command ``name``: the run it starts
     waits until the command's reply is written (eglot waits for it synchronously)."""
-    async def command(ls: PiLanguageServer, *arguments: Any) -> Any:
+    # pygls evaluates a command's annotations at run time: the server's class (imported here only
+    # for type checking, as the server module imports this one) cannot appear in them
+    async def command(ls: LanguageServer, *arguments: Any) -> Any:
         ls.require_host()
         msg_id = ls.protocol.msg_id
         replied = ls.protocol.reply_sent(msg_id) if msg_id is not None else None
