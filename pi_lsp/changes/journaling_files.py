@@ -10,11 +10,19 @@ A failed write records nothing.
 from __future__ import annotations
 
 import errno
+import inspect
 from pathlib import Path
 
 from pi_lsp.agent.tool import ToolContext
 from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
+
+
+async def _peek(files: FileAccess, path: Path) -> FileSnapshot:
+    """Read ``path`` without the side effect of a model's read (the editor's ``remember=False``)."""
+    if "remember" in inspect.signature(files.read).parameters:
+        return await files.read(path, remember=False)  # type: ignore[call-arg]
+    return await files.read(path)  # a FileAccess without such state (the filesystem's)
 
 
 class JournalingFileAccess:
@@ -44,7 +52,9 @@ class JournalingFileAccess:
             before = previous.data
         else:
             try:
-                before = (await self.inner.read(path, ctx)).data
+                # no ctx: journaling must not count as the session having read the buffer (a write
+                # to a dirty buffer is refused until the session read it, design.md section 4)
+                before = (await _peek(self.inner, path)).data
             except OSError as exc:
                 if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
                     raise

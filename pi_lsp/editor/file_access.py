@@ -110,11 +110,12 @@ class EditorFileAccess:
             return
         await self.disk.access(path, write=write)
 
-    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+    async def read(self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True) -> FileSnapshot:
         """The buffer (with the file's BOM, UTF-8 bytes) or the disk, per the state table.
 
         A dirty buffer carries :data:`UNSAVED_NOTICE`. The buffer version read is remembered for
-        ``ctx.session_id`` (a later ``write`` to a dirty buffer needs it).
+        ``ctx.session_id`` (a later ``write`` to a dirty buffer needs it) unless ``remember`` is
+        false (a read on the host's behalf, such as the change journal's, is not the model's).
         """
         state, document = await self.state_of(path)
         if document is None or state is DocState.CLEAN_DISK_NEWER:
@@ -122,7 +123,8 @@ class EditorFileAccess:
         bom = b"\xef\xbb\xbf" if document.has_bom else b""
         data = bom + document.text.encode("utf-8", "surrogatepass")
         notices = (UNSAVED_NOTICE,) if document.dirty else ()
-        self._seen[(ctx.session_id if ctx else "external", Path(os.path.realpath(path)))] = document.version
+        if remember:
+            self._seen[(ctx.session_id if ctx else "external", Path(os.path.realpath(path)))] = document.version
         return FileSnapshot(
             path=path,
             real_path=Path(os.path.realpath(path)),
