@@ -53,7 +53,10 @@ def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
 async def initialized(ls: PiLanguageServer, params: types.InitializedParams) -> None:
     """The ``initialized`` handler."""
     await ls.pull_settings()
-    await ls.check_sandbox()
+    # the sandbox probe runs bwrap once (it can take a while): in the background, so a session that
+    # ends meanwhile does not cancel this handler half-way (pygls would log that as an ERROR)
+    probe = asyncio.ensure_future(ls.check_sandbox())
+    probe.add_done_callback(_log_probe_failure)
 
 
 async def did_change_configuration(
@@ -81,6 +84,11 @@ def did_change_folders(
 async def shutdown(ls: PiLanguageServer, params: Any) -> None:
     """The ``shutdown`` handler."""
     await ls.end_session()
+
+
+def _log_probe_failure(probe: asyncio.Future[Any]) -> None:
+    if not probe.cancelled() and probe.exception() is not None:
+        logger.warning("bash sandbox probe failed: %s", probe.exception())
 
 
 async def health(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
