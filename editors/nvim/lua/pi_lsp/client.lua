@@ -87,6 +87,15 @@ function M.request(client, method, params, callback, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+--- Send a request and wait up to `timeout_ms` for its reply: `{result=...}` / `{err=...}`, or nil
+--- (timed out or the client is stopped). For :checkhealth, never on a hot path.
+function M.request_sync(client, method, params, timeout_ms, bufnr)
+  if HAS_011 then
+    return client:request_sync(method, params, timeout_ms, bufnr)
+  end
+  return client.request_sync(method, params, timeout_ms, bufnr)
+end
+
 --- Send a notification; returns false when the client is stopped.
 function M.notify(client, method, params)
   if HAS_011 then

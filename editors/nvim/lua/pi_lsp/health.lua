@@ -38,10 +38,11 @@ local function server_version(cmd)
 end
 
 local function server_health(report)
-  for _, id in pairs(require('pi_lsp.client').by_root) do
+  local client_mod = require('pi_lsp.client')
+  for _, id in pairs(client_mod.by_root) do
     local client = vim.lsp.get_client_by_id(id)
     if client then
-      local reply = client.request_sync('pi/health', {}, 5000)
+      local reply = client_mod.request_sync(client, 'pi/health', {}, 5000)
       local sandbox = reply and reply.result and reply.result.sandbox
       if type(sandbox) ~= 'table' then
         report.warn('the running server did not answer pi/health')
