@@ -152,7 +152,9 @@ def test_a_path_with_a_nul_byte_is_judged_without_raising(ws: Workspace) -> None
     from pi_lsp.policy.call_scope import call_scope
 
     for tool, path in (("read", "a\x00b"), ("write", "../outside/x\x00")):
-        assert call_scope(tool, SimpleNamespace(path=path), ws.ws) is None  # the tool refuses it, touching nothing
+        scope = call_scope(tool, SimpleNamespace(path=path), ws.ws)  # judged by where it points
+        assert scope is not None and str(scope.path).endswith(path.lstrip("./").split("/")[-1])
+    assert ws.decide("write", path="../outside/x\x00").action != "allow"
     assert ws.bash("cat a\x00b").action == "ask"
 
 
