@@ -36,8 +36,8 @@ import httpx
 
 from pi_lsp.llm.anthropic_request import API, RequestError, adaptive_thinking, build_request_body
 from pi_lsp.llm.anthropic_stream import MessageAssembler
-from pi_lsp.llm.events import DoneEvent, StartEvent, StreamEvent
-from pi_lsp.llm.http_stream import ABORTED_TEXT, Aborted, CancelWatch, Failed, StreamingHttpProvider, transport_text
+from pi_lsp.llm.events import StartEvent, StreamEvent
+from pi_lsp.llm.http_stream import Aborted, CancelWatch, Failed, StreamingHttpProvider, closing_events, transport_text
 from pi_lsp.llm.provider import LlmContext
 from pi_lsp.llm.sse import SseDecoder
 
@@ -152,15 +152,8 @@ class AnthropicProvider(StreamingHttpProvider):
             if response is not None:
                 await response.aclose()
             watch.close()
-        message, ends = assembler.finish()
-        if aborted or watch.is_set:
-            message.stop_reason, message.error_message = "aborted", ABORTED_TEXT
-        elif failure is not None:
-            message.stop_reason, message.error_message = "error", failure
-        else:
-            for end in ends:
-                yield end
-        yield DoneEvent(message)
+        for event in closing_events(*assembler.finish(), aborted=aborted or watch.is_set, failure=failure):
+            yield event
 
 
 def _snippet(text: str) -> str:

@@ -154,6 +154,21 @@ def transport_text(exc: httpx.TransportError, url: str, settings: ProviderSettin
     return f"Connection error: {type(exc).__name__} talking to {url} ({exc})"
 
 
+def closing_events(message: Any, ends: list[Any], *, aborted: bool, failure: str | None) -> list[Any]:
+    """The last events of a stream from ``assembler.finish()``'s ``(message, ends)``: an aborted or
+    failed stream ends with its DoneEvent only (stop reason ``aborted``/``error``), a finished one
+    with its end events, then the DoneEvent."""
+    from pi_lsp.llm.events import DoneEvent
+
+    if aborted:
+        message.stop_reason, message.error_message = "aborted", ABORTED_TEXT
+        return [DoneEvent(message)]
+    if failure is not None:
+        message.stop_reason, message.error_message = "error", failure
+        return [DoneEvent(message)]
+    return [*ends, DoneEvent(message)]
+
+
 class StreamingHttpProvider:
     """Base of the HTTP providers (see the module docstring).
 
