@@ -3,7 +3,8 @@
 It wraps the real ``FileAccess`` (the editor's or the filesystem's): a write by ``edit`` or ``write``
 is recorded with the bytes it started from (the snapshot the tool read, or the current content for
 a blind ``write``; nothing when the file did not exist) and the bytes written, under the tool
-call's session and the session's current turn. Reads and access checks pass through unchanged.
+call's session and the session's current turn (when the user reviewed the change, the bytes that
+landed, ``WriteReport.landed``). Reads and access checks pass through unchanged.
 A failed write records nothing.
 """
 
@@ -18,7 +19,7 @@ from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
 
 
-async def _peek(files: FileAccess, path: Path) -> FileSnapshot:
+async def peek(files: FileAccess, path: Path) -> FileSnapshot:
     """Read ``path`` without the side effect of a model's read (the editor's ``remember=False``)."""
     if "remember" in inspect.signature(files.read).parameters:
         return await files.read(path, remember=False)  # type: ignore[call-arg]
@@ -54,7 +55,7 @@ class JournalingFileAccess:
             try:
                 # no ctx: journaling must not count as the session having read the buffer (a write
                 # to a dirty buffer is refused until the session read it, design.md section 4)
-                before = (await _peek(self.inner, path)).data
+                before = (await peek(self.inner, path)).data
             except OSError as exc:
                 if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
                     raise
@@ -62,7 +63,9 @@ class JournalingFileAccess:
         before_digest = self.journal.digest(before)
         report = await self.inner.write(path, data, previous=previous, label=label, ctx=ctx)
         tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
-        self.journal.record(
-            ctx.session_id, ctx.tool_call_id, tool, path, before_digest, self.journal.digest(data)
-        )
+        landed = data if report.landed is None else report.landed  # a review may have kept less
+        if landed != before:
+            self.journal.record(
+                ctx.session_id, ctx.tool_call_id, tool, path, before_digest, self.journal.digest(landed)
+            )
         return report

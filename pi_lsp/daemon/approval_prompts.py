@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from pi_lsp.daemon.client_requests import ClientGone, ask_client
 from pi_lsp.policy.approvals import ACTION_IDS, ANSWERS, ApprovalRequest, ApprovalUnavailable
 
 logger = logging.getLogger(__name__)
@@ -97,16 +97,9 @@ class ApprovalPrompts:
 
     async def _send(self, method: str, params: Any) -> Any:
         try:
-            future = self.protocol.send_request_async(method, params)
-        except (RuntimeError, ConnectionError) as exc:
-            raise ApprovalUnavailable(f"the editor is gone: {exc}") from exc
-        try:
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
-            future.add_done_callback(_log_late_answer)
-            raise
-        except (RuntimeError, ConnectionError) as exc:
-            raise ApprovalUnavailable(f"the editor is gone: {exc}") from exc
+            return await ask_client(self.protocol, method, params)
+        except ClientGone as exc:
+            raise ApprovalUnavailable(str(exc)) from exc
 
     def announce(self, request: ApprovalRequest, event: dict[str, Any]) -> None:
         """Forward the policy's ``approval_requested``/``approval_resolved`` event as ``pi/event``;
@@ -126,7 +119,3 @@ class ApprovalPrompts:
         except Exception:  # the editor is gone: nothing left to close
             logger.info("could not withdraw approval %s", request.approval_id)
 
-
-def _log_late_answer(future: "asyncio.Future[Any]") -> None:
-    if not future.cancelled() and future.exception() is None:
-        logger.info("an approval answer arrived after the call stopped waiting; ignored: %r", future.result())

@@ -24,12 +24,17 @@ class EditSection(_Section):
     """``pi.edit``: the edit path through the editor (design.md sections 3 and 4).
 
     ``route``: for files the editor has not opened, ``"editor"`` or ``"openDocuments"``;
-    ``None`` picks the default from the client's capabilities.
+    ``None`` picks the default from the client's capabilities. ``review`` (issue 18): ``after``
+    (edits land at once, reviewed afterwards with ``pi/changes``) or ``before`` (each edit or
+    write is proposed and waits up to ``reviewTimeoutSeconds`` for the user's per-hunk decisions,
+    :mod:`pi_lsp.changes.review_before`).
     """
 
     route: Literal["editor", "openDocuments"] | None = None
     apply_timeout_seconds: float = Field(30.0, gt=0)
     verify_timeout_seconds: float = Field(2.0, ge=0)
+    review: Literal["after", "before"] = "after"
+    review_timeout_seconds: float = Field(600.0, gt=0)
 
 
 class BashSection(_Section):

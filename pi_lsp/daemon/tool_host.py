@@ -20,6 +20,7 @@ from pi_lsp.changes.blobs import BlobStore
 from pi_lsp.changes.git_index import GitIndex
 from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.changes.journaling_files import JournalingFileAccess
+from pi_lsp.changes.review_before import EditReviewer, ReviewingFileAccess
 from pi_lsp.changes.workspace_scan import BashChangesHook, WorkspaceScanner
 from pi_lsp.daemon.session_journal import sessions_dir
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
@@ -51,6 +52,7 @@ class ToolHost:
         connection: EditorConnection,
         folders: Sequence[Path],
         settings: Settings,
+        reviewer: EditReviewer | None = None,
     ) -> None:
         self.connection = connection
         self.store = DocumentStore()
@@ -66,7 +68,8 @@ class ToolHost:
         )
         self.env = ToolEnvironment(
             cwd=cwd,
-            files=JournalingFileAccess(self.files, self.changes),
+            # the journal records what landed: after the user's review (pi.edit.review: before)
+            files=JournalingFileAccess(ReviewingFileAccess(self.files, reviewer), self.changes),
             temp_dir=self.temp_dir,
             workspace_folders=[Path(f) for f in folders] or [cwd],
             processes=self.processes,

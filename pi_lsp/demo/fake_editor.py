@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import inspect
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -115,6 +116,11 @@ class FakeEditor:
         self.message_requests: list[str] = []
         self.approval_requests: list[dict[str, Any]] = []
         self.withdrawals: list[dict[str, Any]] = []
+        self.review_requests: list[dict[str, Any]] = []
+        """``pi/reviewEdit`` params (advertise ``review`` in ``experimental_pi``)."""
+        self.review_withdrawals: list[dict[str, Any]] = []
+        self.review_answer: Callable[[dict[str, Any]], Any] | None = None
+        """Answers ``pi/reviewEdit``: params -> result (or an awaitable of it); ``None`` dismisses."""
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=400)
         self.initialize_result: types.InitializeResult | None = None
         self.client = LanguageClient("fake-editor", pi_lsp.__version__, converter_factory=raw_dict_converter)
@@ -312,6 +318,18 @@ class FakeEditor:
                 if action.get("title") == self.message_answer:
                     return {"action": action.get("id")}
             return None
+
+        @client.feature("pi/reviewEdit")
+        async def review_edit(params: Any) -> Any:
+            self.review_requests.append(params)
+            if self.review_answer is None:
+                return None
+            answer = self.review_answer(params)
+            return await answer if inspect.isawaitable(answer) else answer
+
+        @client.feature("pi/reviewWithdrawn")
+        def review_withdrawn(params: Any) -> None:
+            self.review_withdrawals.append(params)
 
         @client.feature("pi/approvalWithdrawn")
         def approval_withdrawn(params: Any) -> None:

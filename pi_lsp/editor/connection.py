@@ -41,6 +41,9 @@ class ClientFeatures:
             booleans under ``capabilities.experimental.pi`` (design.md section 5; ``approvals``:
             the client answers ``pi/requestApproval``, APPROVALS_SPEC).
         normalizes_line_endings: ``workspace.workspaceEdit.normalizesLineEndings``.
+        review: ``capabilities.experimental.pi.review``: the client answers ``pi/reviewEdit``.
+        change_annotations: ``workspace.workspaceEdit.changeAnnotationSupport`` is advertised
+            (the client can ask the user to confirm an annotated edit, ``needsConfirmation``).
         client_name: ``clientInfo.name`` or ``""``.
     """
 
@@ -54,6 +57,8 @@ class ClientFeatures:
     document_state: bool = False
     approvals: bool = False
     normalizes_line_endings: bool = False
+    review: bool = False
+    change_annotations: bool = False
     client_name: str = ""
 
     @property
@@ -96,6 +101,10 @@ class ClientFeatures:
                 _get(workspace_edit, "normalizes_line_endings")
                 or _get(workspace_edit, "normalizesLineEndings")
             ),
+            review=flag(pi.get("review")),
+            change_annotations=(
+                _get(workspace_edit, "change_annotation_support") or _get(workspace_edit, "changeAnnotationSupport")
+            ) is not None,
             client_name=name if isinstance(name, str) else "",
         )
 

@@ -22,11 +22,13 @@ Outcomes, as the model reads them (notices are whole bracketed lines):
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsprotocol.types import (
+    AnnotatedTextEdit,
     ApplyWorkspaceEditParams,
+    ChangeAnnotation,
     ApplyWorkspaceEditResult,
     OptionalVersionedTextDocumentIdentifier,
     TextDocumentEdit,
@@ -65,6 +67,9 @@ class EditRequest:
         clean_before: the buffer had no unsaved changes (an unopened file counts as clean).
         has_bom: the file on disk has a UTF-8 BOM (the editor keeps it when saving).
         label: the ``workspace/applyEdit`` label (``pi: edit src/a.py``).
+        confirm: when set, the edit is one the user must confirm (issue 18, review before apply):
+            its text edits carry a ``ChangeAnnotation`` with ``needsConfirmation`` and this
+            description, and whatever part the user accepts is what lands (and is saved).
     """
 
     path: Path
@@ -77,6 +82,7 @@ class EditRequest:
     clean_before: bool
     has_bom: bool
     label: str
+    confirm: str | None = None
 
 
 def contains_change(old: str, new: str):
@@ -115,8 +121,24 @@ def contains_change(old: str, new: str):
     return predicate
 
 
+REVIEW_ANNOTATION = "pi.review"
+"""The ``ChangeAnnotationIdentifier`` of an edit the user must confirm."""
+
+
 def build_params(request: EditRequest, edits: list[TextEdit], versioned: bool) -> ApplyWorkspaceEditParams:
     """``workspace/applyEdit`` params: a versioned ``TextDocumentEdit`` or the ``changes`` map."""
+    if request.confirm is not None:  # annotated edits exist only inside documentChanges
+        identifier = OptionalVersionedTextDocumentIdentifier(uri=request.uri, version=request.version)
+        annotated: list[TextEdit | AnnotatedTextEdit] = [
+            AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=REVIEW_ANNOTATION) for e in edits
+        ]
+        edit = WorkspaceEdit(
+            document_changes=[TextDocumentEdit(text_document=identifier, edits=annotated)],
+            change_annotations={REVIEW_ANNOTATION: ChangeAnnotation(
+                label=request.label, needs_confirmation=True, description=request.confirm
+            )},
+        )
+        return ApplyWorkspaceEditParams(edit=edit, label=request.label)
     if versioned:
         identifier = OptionalVersionedTextDocumentIdentifier(uri=request.uri, version=request.version)
         edit = WorkspaceEdit(document_changes=[TextDocumentEdit(text_document=identifier, edits=edits)])
@@ -139,7 +161,8 @@ async def run_editor_edit(
     if not edits:
         return WriteReport(via="editor")
     params = build_params(request, edits, features.versioned_edits)
-    waiter = store.expect_change(request.real_path, contains_change(request.old, request.new)) if request.is_open else None
+    predicate = contains_change(request.old, request.new) if request.confirm is None else _any_change(request.old)
+    waiter = store.expect_change(request.real_path, predicate) if request.is_open else None
     section = asyncio.ensure_future(_apply_verify_save(request, params, waiter, connection, settings))
     try:
         return await asyncio.shield(section)
@@ -150,6 +173,11 @@ async def run_editor_edit(
             raise ToolError(f"{ABORTED_MESSAGE}. The edit was not applied: {exc.message}") from None
         notices = " ".join(report.notices)
         raise ToolError(f"{ABORTED_MESSAGE} after the editor applied the edit of {request.path}. {notices}".strip()) from None
+
+
+def _any_change(old: str):
+    """The predicate of a confirmed edit: any part of it may land, so any change shows it."""
+    return lambda document: document.text != old
 
 
 async def _apply_verify_save(
@@ -166,6 +194,8 @@ async def _apply_verify_save(
         if waiter is not None:
             waiter.cancel()
         raise
+    if request.confirm is not None and waiter is not None:
+        return await _confirmed(request, waiter, connection, settings)
     version, others = None, False
     if waiter is not None:
         outcome = await waiter.wait(settings.verify_timeout_seconds)
@@ -204,8 +234,30 @@ async def _apply(
         raise ToolError(f"The edit of {request.path} could not be sent to the editor: {exc}. Nothing was written.") from None
     if not getattr(result, "applied", False):
         reason = getattr(result, "failure_reason", None) or "no reason given"
+        if request.confirm is not None:
+            raise ToolError(
+                f"The user declined the change of {request.path} in the editor's preview ({reason}). Nothing was written."
+            )
         raise ToolError(f"The editor did not apply the edit to {request.path}: {reason}. Nothing was written.")
     return result
+
+
+async def _confirmed(
+    request: EditRequest, waiter: Waiter, connection: EditorConnection, settings: EditorSettings
+) -> WriteReport:
+    """After a confirmed edit: the buffer's text is what the user accepted; save that.
+
+    ``WriteReport.landed`` carries the buffer's bytes (with the file's BOM). Nothing landed (the
+    user unchecked every change, or the buffer did not change within the verify timeout): the
+    landed bytes are the old ones and nothing is saved.
+    """
+    outcome = await waiter.wait(settings.verify_timeout_seconds)
+    landed = outcome.text if outcome.outcome is not WaitOutcome.NO_CHANGE and outcome.text is not None else request.old
+    bom = UTF8_BOM if request.has_bom else b""
+    report = WriteReport(via="editor", landed=bom + landed.encode("utf-8", "surrogatepass"))
+    if landed != request.old:
+        report.notices.extend(await _save(replace(request, new=landed), outcome.version, True, connection, settings))
+    return report
 
 
 async def _save(

@@ -142,8 +142,22 @@ class EditorFileAccess:
         previous: FileSnapshot | None,
         label: str,
         ctx: ToolContext | None = None,
+        confirm: str | None = None,
     ) -> WriteReport:
-        """Replace ``path``'s content with ``data`` through the editor or on disk (see the table)."""
+        """Replace ``path``'s content with ``data`` through the editor or on disk (see the table).
+
+        ``confirm`` (issue 18, review before apply): for a file open in the editor, send the edit
+        for the user to confirm, with this description; ``WriteReport.landed`` then holds the
+        bytes the user accepted. Other files are written as usual with a notice that the change
+        was not reviewed (``landed`` stays ``None``).
+        """
+        if confirm is not None and (not self.connection.features.apply_edit or self._document(path) is None):
+            report = await self.write(path, data, previous=previous, label=label, ctx=ctx)
+            report.notices.append(
+                f"[Not reviewed: {path} is not open in the editor, which can only confirm changes to open files; "
+                "the change was applied at once.]"
+            )
+            return report
         if not self.connection.features.apply_edit:
             report = await self.disk.write(path, data, previous=previous, label=label, ctx=ctx)
             await self._reload(self.store.get(path), path, report)
@@ -202,6 +216,7 @@ class EditorFileAccess:
             clean_before=state is DocState.CLEAN,
             has_bom=document.has_bom,
             label=label,
+            confirm=confirm,
         )
         return await run_editor_edit(request, self.store, self.connection, self.settings)
 

@@ -170,6 +170,8 @@ class EditTool(BuiltinTool):
         new_lf = new_text if view.lf is view.original else apply_splices(view.lf, splices)
         label = f"pi: edit {display_path(absolute, self.env.cwd)}"
         report = await self._write(absolute, new_bytes, snapshot, label, ctx, path, len(specs))
+        if report.landed is not None:  # the user's review kept part of it: show what landed
+            new_lf = LineEndingView(decode_text(report.landed)[1]).lf
         details = edit_diff(path, view.lf, new_lf)  # after the write: the editor gets the edit sooner
         message = f"Successfully replaced {len(specs)} block(s) in {path}."
         for notice in report.notices:

@@ -16,6 +16,7 @@ from pygls.uris import to_fs_path
 from pi_lsp import __version__
 from pi_lsp.daemon import rpc
 from pi_lsp.daemon.client_log import CLIENT_LOG
+from pi_lsp.daemon.edit_reviews import EditReviews
 from pi_lsp.daemon.settings import parse_settings
 from pi_lsp.daemon.tool_host import ToolHost
 from pi_lsp.editor.connection import ClientFeatures
@@ -38,7 +39,8 @@ def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
     pi_options = options.get("pi") if isinstance(options, dict) else None
     ls._init_options = pi_options if isinstance(pi_options, dict) else {}
     ls.settings, problems = parse_settings(pi_options)
-    ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings)
+    reviews = EditReviews(ls.protocol, lambda: ls.features, lambda: ls.settings.edit)
+    ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings, reviews)
     problems += ls.host.apply_settings(ls.settings)
     problems += ls.install_policy(ls.host)
     ls.report_settings_problems(problems)

@@ -52,11 +52,14 @@ class WriteReport:
 
     ``notices`` are lines appended to the tool's result text (``applied by the editor, not yet
     confirmed``, ``saved bytes differ: a formatter ran``, ``file left unsaved: ...``).
-    ``via`` says where the bytes went: ``"disk"`` or ``"editor"``.
+    ``via`` says where the bytes went: ``"disk"`` or ``"editor"``. ``landed`` is set when the
+    bytes that landed differ from those asked for because the user reviewed the change (issue 18,
+    ``pi.edit.review: before``): the change journal records them instead.
     """
 
     via: Literal["disk", "editor"] = "disk"
     notices: list[str] = field(default_factory=list)
+    landed: bytes | None = None
 
 
 @runtime_checkable
