@@ -170,3 +170,14 @@ def test_pi_changes_lists_keeps_and_undoes_hunks_without_forcing_a_conflict(nvim
 def test_a_prompt_without_a_model_says_why_in_the_transcript(nvim: str, tmp_path: Path) -> None:
     (rc, data, output), _ = run_scenario(nvim, tmp_path, "no_model.lua")
     assert_passed(rc, data, output, None)
+
+
+def test_review_before_apply_accepts_and_rejects_hunks_in_the_float(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_review.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "review.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert (ws / "greet.py").read_text(encoding="utf-8") == 'def greet():\n    return "hello"\n\n\ndef bye():\n    return "bye"\n'
+    assert not (ws / "notes.txt").exists()

@@ -24,6 +24,7 @@ M.PI_FEATURES = {
   editClosedFiles = true,
   documentState = true,
   approvals = true,
+  review = true, -- pi/reviewEdit: pi_lsp.review
 }
 
 local function is_dir(path)
@@ -123,6 +124,8 @@ function M.handlers()
     ['window/showMessageRequest'] = approvals.show_message_request,
     ['pi/requestApproval'] = approvals.request_approval,
     ['pi/approvalWithdrawn'] = approvals.approval_withdrawn,
+    ['pi/reviewEdit'] = require('pi_lsp.review').review_edit,
+    ['pi/reviewWithdrawn'] = require('pi_lsp.review').review_withdrawn,
     ['pi/event'] = transcript.on_event,
     ['window/logMessage'] = transcript.on_log_message,
     ['window/showMessage'] = transcript.on_show_message,

@@ -117,6 +117,7 @@ function M.on_client_exit(code, signal, client_id)
   local how = string.format('code %s, signal %s', tostring(code), tostring(signal))
   transcript.log('pi-lsp exited (' .. how .. ')')
   require('pi_lsp.approvals').server_gone()
+  require('pi_lsp.review').server_gone()
   if M.running and M.running.client_id == client_id then
     M.running = nil
     M.last_reply = { error = 'server exited' }

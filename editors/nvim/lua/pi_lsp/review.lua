@@ -1,0 +1,310 @@
+--- pi_lsp.review: review an agent's edit before it lands (issue 18, `pi.edit.review = "before"`).
+---
+--- * `pi/reviewEdit {reviewId, toolName, path, hunks, timeoutMs}` -> `{decisions = [{hunk,
+---   decision, reason?}]}`. The client advertises it (`experimental.pi.review`).
+--- * `pi/reviewWithdrawn {reviewId, reason}`: the review closes at once (the server stopped waiting:
+---   timeout or abort); nothing typed afterwards counts.
+---
+--- The review is a float showing each hunk as a diff (`-` old lines, `+` new lines, 1-based
+--- `@@ -old +new @@` headers) with a mark per hunk: `?` undecided, `✓` accepted, `✗` rejected.
+--- Keys act on the hunk under the cursor (the highlighted one): `a` accept, `r` reject, `R` reject
+--- with a reason (typed on the float's last line, `<CR>` confirms, `<Esc>` cancels), `j`/`k` (or
+--- `n`/`p`) move; `A` accept all, `X` reject all. The decisions go to the server once every hunk
+--- has one, or on `<CR>`; `q`/`<Esc>` sends them with every undecided hunk rejected.
+---
+--- Like the approval prompt (`pi_lsp.approvals`) it is modal: the handler waits in `vim.wait` and
+--- reads keys with `getchar(0)`, since Neovim 0.7 needs the answer before the handler returns.
+local M = {}
+
+local api = vim.api
+local uv = vim.uv or vim.loop
+local NS = api.nvim_create_namespace('pi_lsp_review')
+
+--- The review on screen: `{id, buf, win, hunks, decisions, selected, reason, rows, withdrawn, done}` or nil.
+M.current = nil
+
+local ESC, CTRL_C, CR = 27, 3, 13
+
+local function close(review)
+  if review.win and api.nvim_win_is_valid(review.win) then
+    pcall(api.nvim_win_close, review.win, true)
+  end
+  if review.buf and api.nvim_buf_is_valid(review.buf) then
+    pcall(api.nvim_buf_delete, review.buf, { force = true })
+  end
+  if M.current == review then
+    M.current = nil
+  end
+  pcall(vim.cmd, 'redraw')
+end
+
+--- `start,count` of a unified-diff header from a 0-based start (a count of 0 names the line before).
+local function range(start, count)
+  if count == 1 then
+    return tostring(start + 1)
+  end
+  return string.format('%d,%d', count == 0 and start or start + 1, count)
+end
+
+local function text_lines(text)
+  local lines = vim.split(type(text) == 'string' and text or '', '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+local MARKS = { accept = '✓', reject = '✗' }
+
+--- Draw the review; remembers the header row (0-based) of each hunk in `review.rows`.
+local function render(review)
+  local lines, groups = {}, {}
+  local function add(line, group)
+    table.insert(lines, line)
+    groups[#lines] = group
+  end
+  local count = #review.hunks
+  add(string.format(' pi-lsp review · %s %s · %d hunk%s', review.tool, review.path, count, count == 1 and '' or 's'), 'Title')
+  add(' a accept · r reject · R reject with a reason · A accept all · X reject all · j/k move · <CR> send · q reject the rest', 'Comment')
+  review.rows = {}
+  for i, hunk in ipairs(review.hunks) do
+    add('')
+    local decision = review.decisions[hunk.id]
+    local mark = decision and MARKS[decision.decision] or '?'
+    local header = string.format(' %s hunk %d/%d @@ -%s +%s @@', mark, i, count,
+      range(hunk.oldStart or 0, hunk.oldLines or 0), range(hunk.newStart or 0, hunk.newLines or 0))
+    if decision and decision.reason then
+      header = header .. '  rejected: ' .. decision.reason
+    end
+    add(header, i == review.selected and 'PmenuSel' or (decision and decision.decision == 'reject' and 'DiffDelete' or nil))
+    review.rows[i] = #lines - 1
+    for _, line in ipairs(text_lines(hunk.oldText)) do
+      add('   -' .. line, 'DiffDelete')
+    end
+    for _, line in ipairs(text_lines(hunk.newText)) do
+      add('   +' .. line, 'DiffAdd')
+    end
+  end
+  add('')
+  if review.reason then
+    add(' Reason: ' .. review.reason .. '▏', 'Question')
+  else
+    local seconds = math.max(0, math.ceil((review.deadline - uv.now()) / 1000))
+    add(string.format(' undecided hunks are rejected in %d s', seconds), 'Comment')
+  end
+  vim.bo[review.buf].modifiable = true
+  api.nvim_buf_set_lines(review.buf, 0, -1, false, lines)
+  vim.bo[review.buf].modifiable = false
+  api.nvim_buf_clear_namespace(review.buf, NS, 0, -1)
+  for row, group in pairs(groups) do
+    api.nvim_buf_add_highlight(review.buf, NS, group, row - 1, 0, -1)
+  end
+  if review.win and api.nvim_win_is_valid(review.win) then
+    local row = review.rows[review.selected] or 0
+    pcall(api.nvim_win_set_cursor, review.win, { row + 1, 0 })
+  end
+  return lines
+end
+
+local function open(review)
+  review.buf = api.nvim_create_buf(false, true)
+  vim.bo[review.buf].bufhidden = 'wipe'
+  vim.bo[review.buf].filetype = 'pi_review'
+  local lines = render(review)
+  local width = 40
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 1)
+  end
+  width = math.min(width, math.max(20, vim.o.columns - 4))
+  local height = math.min(#lines, math.max(1, vim.o.lines - 4))
+  review.win = api.nvim_open_win(review.buf, false, {
+    relative = 'editor',
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    width = width,
+    height = height,
+    style = 'minimal',
+    border = 'rounded',
+    zindex = 200,
+  })
+  vim.wo[review.win].cursorline = false
+  render(review)
+  pcall(vim.cmd, 'redraw')
+end
+
+local function all_decided(review)
+  for _, hunk in ipairs(review.hunks) do
+    if not review.decisions[hunk.id] then
+      return false
+    end
+  end
+  return true
+end
+
+--- Decide the selected hunk; move to the next undecided one. True when the review is complete.
+local function decide(review, decision, reason)
+  local hunk = review.hunks[review.selected]
+  if not hunk then
+    return false
+  end
+  review.decisions[hunk.id] = { hunk = hunk.id, decision = decision, reason = reason }
+  if all_decided(review) then
+    return true
+  end
+  local n = #review.hunks
+  for step = 1, n do
+    local i = (review.selected - 1 + step) % n + 1
+    if not review.decisions[review.hunks[i].id] then
+      review.selected = i
+      break
+    end
+  end
+  return false
+end
+
+local function decide_all(review, decision)
+  for _, hunk in ipairs(review.hunks) do
+    review.decisions[hunk.id] = { hunk = hunk.id, decision = decision }
+  end
+  return true
+end
+
+local function key_of(code)
+  if type(code) == 'number' then
+    return vim.fn.nr2char(code)
+  end
+  return tostring(code)
+end
+
+local function is_backspace(code)
+  return code == 8 or code == 127 or code == '\128kb'
+end
+
+--- The reason being typed after `R`; true when it was confirmed and the review is complete.
+local function on_reason_key(review, code)
+  if code == ESC or code == CTRL_C then
+    review.reason = nil
+  elseif code == CR then
+    local reason = vim.trim(review.reason)
+    review.reason = nil
+    return decide(review, 'reject', reason ~= '' and reason or nil)
+  elseif is_backspace(code) then
+    review.reason = review.reason:sub(1, #review.reason - 1)
+  elseif type(code) == 'number' and code >= 32 then
+    review.reason = review.reason .. vim.fn.nr2char(code)
+  end
+  return false
+end
+
+--- One typed key; returns true when the review is complete (or dismissed).
+local function on_key(review, code)
+  if review.reason then
+    return on_reason_key(review, code)
+  end
+  if code == ESC or code == CTRL_C or code == CR then
+    return true
+  end
+  local key = key_of(code)
+  if key == 'q' then
+    return true
+  elseif key == 'a' then
+    return decide(review, 'accept')
+  elseif key == 'r' then
+    return decide(review, 'reject')
+  elseif key == 'R' then
+    review.reason = ''
+  elseif key == 'A' then
+    return decide_all(review, 'accept')
+  elseif key == 'X' then
+    return decide_all(review, 'reject')
+  elseif key == 'j' or key == 'n' then
+    review.selected = math.min(#review.hunks, review.selected + 1)
+  elseif key == 'k' or key == 'p' then
+    review.selected = math.max(1, review.selected - 1)
+  end
+  return false
+end
+
+--- Show `review` and wait for the decisions (or the withdrawal, or `limit_ms`).
+local function run(review, limit_ms)
+  if M.current then
+    close(M.current)
+  end
+  M.current = review
+  open(review)
+  local last_second = -1
+  vim.wait(limit_ms, function()
+    if review.withdrawn or review.done then
+      return true
+    end
+    local typed = false
+    while true do
+      local ok, code = pcall(vim.fn.getchar, 0)
+      if not ok or code == 0 or code == '' then
+        break
+      end
+      typed = true
+      if on_key(review, code) then
+        review.done = true
+        return true
+      end
+    end
+    local second = math.floor(uv.now() / 1000)
+    if typed or second ~= last_second then
+      last_second = second
+      render(review)
+      pcall(vim.cmd, 'redraw')
+    end
+    return false
+  end, 20)
+  close(review)
+end
+
+--- `pi/reviewEdit` handler: the decisions, undecided hunks rejected; vim.NIL once withdrawn.
+function M.review_edit(_, params, _)
+  if type(params) ~= 'table' or type(params.hunks) ~= 'table' or #params.hunks == 0 then
+    return vim.NIL
+  end
+  local timeout = tonumber(params.timeoutMs) or 600000
+  local path = type(params.path) == 'string' and vim.fn.fnamemodify(params.path, ':~:.') or '?'
+  local review = {
+    id = params.reviewId,
+    tool = type(params.toolName) == 'string' and params.toolName or 'edit',
+    path = path,
+    hunks = params.hunks,
+    decisions = {},
+    selected = 1,
+    deadline = uv.now() + timeout,
+  }
+  -- longer than the server waits: its withdrawal closes the review; this limit only matters
+  -- when the server is gone
+  run(review, timeout + 5000)
+  if review.withdrawn then
+    return vim.NIL
+  end
+  local decisions = {}
+  for _, hunk in ipairs(review.hunks) do
+    table.insert(decisions, review.decisions[hunk.id] or { hunk = hunk.id, decision = 'reject' })
+  end
+  return { decisions = decisions }
+end
+
+--- `pi/reviewWithdrawn` handler: close the review of that id.
+function M.review_withdrawn(_, params, _)
+  local review = M.current
+  if type(params) == 'table' and review and review.id == params.reviewId then
+    review.withdrawn = params
+    close(review)
+  end
+end
+
+--- The server exited: nobody waits for the open review any more; close it.
+function M.server_gone()
+  local review = M.current
+  if review then
+    review.withdrawn = { reviewId = review.id, reason = 'the server exited' }
+    close(review)
+  end
+end
+
+return M
