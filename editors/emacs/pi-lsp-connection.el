@@ -158,7 +158,7 @@ filter it would leave the rest of the received output unread until more arrives.
         :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
         :window (list :showMessage (list :messageActionItem (list :additionalPropertiesSupport :json-false)))
         :experimental (list :pi (list :saveDocuments t :reloadDocuments t :editClosedFiles t
-                                      :documentState t :approvals t))))
+                                      :documentState t :approvals t :review t))))
 
 (defun pi-lsp--initialize-params (root)
   "The `initialize' params for ROOT."

@@ -20,9 +20,11 @@
 ;;   stopped waiting for closes by itself (pi-lsp-approvals.el).
 ;; - `pi-lsp-changes' shows what a session changed, hunk by hunk, to keep or take back
 ;;   (pi-lsp-changes.el); the transcript links to it after a run that changed files.
+;; - With the setting `edit.review' "before", each agent edit comes up as a diff to accept or
+;;   reject hunk by hunk before it lands (pi-lsp-review.el).
 ;;
 ;; Advertised under `experimental.pi': saveDocuments, reloadDocuments, editClosedFiles,
-;; documentState, approvals; positionEncoding utf-32 is preferred (Emacs counts code points).
+;; documentState, approvals, review; positionEncoding utf-32 is preferred (Emacs counts code points).
 
 ;;; Code:
 
@@ -34,6 +36,7 @@
 (require 'pi-lsp-transcript)
 (require 'pi-lsp-approvals)
 (require 'pi-lsp-changes)
+(require 'pi-lsp-review)
 
 (defcustom pi-lsp-prompt-timeout nil
   "Seconds to wait for a `pi/prompt' reply before giving up on it; nil waits for ever."

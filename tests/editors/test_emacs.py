@@ -115,6 +115,31 @@ def test_review_and_rewind_in_the_changes_buffer(tmp_path: Path) -> None:
     print(f"emacs review and rewind: {time.monotonic() - started:.1f} s")
 
 
+def test_review_before_apply_in_a_diff_buffer(tmp_path: Path) -> None:
+    """pi.edit.review "before" in Emacs (issue 18): the edit comes up in ``*pi-lsp review notes.txt*``
+    as a diff-mode buffer; ``a`` accepts the first hunk, ``R`` rejects the second with a reason and
+    sends; only the accepted hunk lands; ``X`` rejects the write that follows, creating nothing."""
+    emacs = _require("emacs", "emacs-nox")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "notes.txt").write_text("one\ntwo\nthree\nfour\nfive\n", encoding="utf-8")
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "emacs_review.jsonl")
+    try:
+        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+        rc, data, output = run_editor(
+            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-review-test.el")], cwd=ws, env=env, result=result,
+        )
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert (ws / "notes.txt").read_text(encoding="utf-8") == "ONE\ntwo\nthree\nfour\nfive\n"
+    assert not (ws / "made.txt").exists()
+
+
 def test_unit_positions_changes_edits_transcript(tmp_path: Path) -> None:
     """ERT (no server): positions in UTF-16 and UTF-32, LSP line breaks, the incremental didChange
     records replayed against the buffer, multi-range edits, a stale version refused, transcript lines."""
