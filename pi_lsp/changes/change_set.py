@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal, FileChange
+from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal, FileChange, Turns
 
 
 @dataclass
@@ -163,8 +163,8 @@ def undo_hunks(current: list[str], hunks: list[Hunk]) -> list[str]:
     return lines
 
 
-def build(journal: ChangeJournal, session_id: str, turn: int | None, current: dict[str, bytes | None]) -> list[FileChangeSet]:
-    """The change set of ``session_id`` (one ``turn`` or all), against ``current`` contents.
+def build(journal: ChangeJournal, session_id: str, turn: Turns, current: dict[str, bytes | None]) -> list[FileChangeSet]:
+    """The change set of ``session_id`` (one ``turn``, a span of turns, or all), against ``current`` contents.
 
     ``current`` maps each path of the change set (see :func:`paths`) to its content now (``None``
     when it does not exist).
@@ -177,7 +177,7 @@ def build(journal: ChangeJournal, session_id: str, turn: int | None, current: di
     for path, changes in by_path.items():
         before, after = changes[0].before, changes[-1].after
         state = "created" if before is None else "deleted" if after is None else "modified"
-        calls = [{"toolCallId": c.tool_call_id, "toolName": c.tool_name, "turn": str(c.turn)} for c in changes]
+        calls = [_call(journal, session_id, c) for c in changes]
         entry = FileChangeSet(path, state, before, after, calls)
         entry.restorable = before != UNRESTORABLE and after != UNRESTORABLE
         now = current.get(path)
@@ -210,7 +210,16 @@ def build(journal: ChangeJournal, session_id: str, turn: int | None, current: di
     return result
 
 
-def paths(journal: ChangeJournal, session_id: str, turn: int | None) -> list[str]:
+def _call(journal: ChangeJournal, session_id: str, change: FileChange) -> dict[str, str]:
+    """A ``toolCalls`` entry: ``{toolCallId, toolName, turn, prompt?}`` (numbers as strings)."""
+    call = {"toolCallId": change.tool_call_id, "toolName": change.tool_name, "turn": str(change.turn)}
+    prompt = journal.prompt_of(session_id, change.turn)
+    if prompt is not None:
+        call["prompt"] = str(prompt)
+    return call
+
+
+def paths(journal: ChangeJournal, session_id: str, turn: Turns) -> list[str]:
     """The files the change set of ``session_id`` (``turn``) covers, in first-change order."""
     return list(dict.fromkeys(c.path for c in journal.changes(session_id, turn)))
 

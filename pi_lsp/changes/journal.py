@@ -5,6 +5,9 @@ daemon restart (a torn last line is skipped on load). Lines:
 
 - ``{"type": "turn", "turn": n}``: the session's turn ``n`` began (1-based; calls before any turn,
   such as the session ``external``'s, belong to turn 0);
+- ``{"type": "prompt", "prompt": n, "afterTurn": t}``: the session's ``n``-th ``pi/prompt`` run
+  began after turn ``t``: its turns are ``t + 1`` up to the turn before the next prompt's (a
+  prompt is what the user asked; a turn is one model call of it);
 - ``{"type": "change", "seq", "turn", "toolCallId", "toolName", "path", "before", "after",
   "timestamp"}``: ``path`` absolute; ``before``/``after`` a blob digest, ``null`` for "did not
   exist" / "deleted", or ``"unrestorable"`` when the content was over the blob store's limits;
@@ -16,10 +19,11 @@ Timestamps are epoch milliseconds.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +49,26 @@ class FileChange:
     timestamp: int
 
 
+@dataclass(frozen=True)
+class TurnSpan:
+    """Turns ``first`` to ``last`` (both included, 1-based); empty when ``last < first``."""
+
+    first: int
+    last: int
+
+    def __contains__(self, turn: object) -> bool:
+        return isinstance(turn, int) and self.first <= turn <= self.last
+
+
+Turns = int | TurnSpan | None
+"""Which turns a change set covers: one turn, a span, or (``None``) the whole session."""
+
+
 @dataclass
 class _Session:
     turn: int = 0
+    prompt_starts: list[int] = field(default_factory=list)
+    """For each prompt (1-based by position), the turn after which it began."""
     changes: list[FileChange] | None = None
     kept: set[str] | None = None
     reverted: set[str] | None = None
@@ -89,6 +110,8 @@ class ChangeJournal:
             kind = entry.get("type")
             if kind == "turn":
                 state.turn = int(entry.get("turn", state.turn))
+            elif kind == "prompt":
+                state.prompt_starts.append(int(entry.get("afterTurn", state.turn)))
             elif kind == "change":
                 state.changes.append(FileChange(
                     seq=entry["seq"], turn=entry["turn"], tool_call_id=entry["toolCallId"],
@@ -116,6 +139,15 @@ class ChangeJournal:
         state.turn += 1
         self._append(session_id, {"type": "turn", "turn": state.turn})
         return state.turn
+
+    def begin_prompt(self, session_id: str) -> int:
+        """A ``pi/prompt`` run of ``session_id`` begins (before its first turn); returns its number
+        (1-based)."""
+        state = self._session(session_id)
+        state.prompt_starts.append(state.turn)
+        number = len(state.prompt_starts)
+        self._append(session_id, {"type": "prompt", "prompt": number, "afterTurn": state.turn})
+        return number
 
     def digest(self, data: bytes | None) -> str | None:
         """The blob digest of ``data`` (``None`` for no file, :data:`UNRESTORABLE` when too large)."""
@@ -161,10 +193,32 @@ class ChangeJournal:
         """The session's current turn (0 before the first)."""
         return self._session(session_id).turn
 
-    def changes(self, session_id: str, turn: int | None = None) -> list[FileChange]:
-        """The session's changes in order (only turn ``turn`` when given)."""
+    def changes(self, session_id: str, turn: Turns = None) -> list[FileChange]:
+        """The session's changes in order (only those of ``turn``, a turn or a span, when given)."""
         changes = self._session(session_id).changes or []
+        if isinstance(turn, TurnSpan):
+            return [c for c in changes if c.turn in turn]
         return [c for c in changes if turn is None or c.turn == turn]
+
+    def prompt_count(self, session_id: str) -> int:
+        """How many ``pi/prompt`` runs the journal knows of (sessions journaled before prompts were
+        recorded: 0)."""
+        return len(self._session(session_id).prompt_starts)
+
+    def prompt_turns(self, session_id: str, prompt: int) -> TurnSpan | None:
+        """The turns of prompt ``prompt`` (1-based); ``None`` when the session has no such prompt."""
+        state = self._session(session_id)
+        starts = state.prompt_starts
+        if not 1 <= prompt <= len(starts):
+            return None
+        last = starts[prompt] if prompt < len(starts) else state.turn
+        return TurnSpan(starts[prompt - 1] + 1, last)
+
+    def prompt_of(self, session_id: str, turn: int) -> int | None:
+        """The prompt (1-based) turn ``turn`` belonged to, or ``None`` (turn 0, or not recorded)."""
+        starts = self._session(session_id).prompt_starts
+        number = bisect.bisect_left(starts, turn)  # prompts that began before this turn
+        return number if turn > 0 and number > 0 else None
 
     def kept(self, session_id: str) -> set[str]:
         """Ids of hunks the user kept."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lsp.changes.change_set import FileChangeSet, Hunk, build, decode, paths, split_lines, undo_hunks
-from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal
+from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal, Turns
 from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot
 
 
@@ -50,7 +50,7 @@ async def current_contents(files: FileAccess, targets: list[str]) -> dict[str, t
     return result
 
 
-async def change_set(journal: ChangeJournal, files: FileAccess, session_id: str, turn: int | None) -> list[FileChangeSet]:
+async def change_set(journal: ChangeJournal, files: FileAccess, session_id: str, turn: Turns) -> list[FileChangeSet]:
     """The change set of a session (or one turn) against the files' current contents."""
     now = await current_contents(files, paths(journal, session_id, turn))
     return build(journal, session_id, turn, {p: data for p, (data, _) in now.items()})
@@ -61,7 +61,7 @@ async def revert(
     files: FileAccess,
     session_id: str,
     *,
-    turn: int | None = None,
+    turn: Turns = None,
     file_paths: list[str] | None = None,
     hunk_ids: list[str] | None = None,
 ) -> RevertReport:

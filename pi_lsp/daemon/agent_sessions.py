@@ -234,6 +234,7 @@ class AgentSessions:
                 journal.compaction(event)
             relay(event)
 
+        host.changes.begin_prompt(session.id)  # the user's unit of review and undo (issue 18)
         try:
             result = await session.prompt(
                 text, config, signal=signal, on_event=host.track_turns(on_event, session.id),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Any, get_args
 
 from lsprotocol import types
@@ -242,25 +243,50 @@ def parse_abort(params: Any) -> str | None:
     return session_id
 
 
-def parse_changes(params: Any) -> tuple[str, int | None]:
-    """``pi/changes {sessionId, turn?}``: the session id and the turn (``None``: the whole session)."""
-    session_id, turn, _, _ = parse_revert_changes(params, method=CHANGES)
-    return session_id, turn
+@dataclass(frozen=True)
+class ChangeQuery:
+    """``{sessionId, turn? | prompt? | turns?, files?, hunks?}`` of ``pi/changes``,
+    ``pi/revertChanges`` and ``pi/keepChanges`` (issue 18).
+
+    At most one of ``turn`` (one model call, 0 for calls over ``pi/executeToolCall``), ``prompt``
+    (the session's ``prompt``-th ``pi/prompt`` run, 1-based: what the user asked, all its turns)
+    and ``turns`` (``[first, last]``, both included) is set; none: the whole session.
+    """
+
+    session_id: str
+    turn: int | None = None
+    prompt: int | None = None
+    turns: tuple[int, int] | None = None
+    files: list[str] | None = None
+    hunks: list[str] | None = None
 
 
-def parse_revert_changes(
-    params: Any, method: str = REVERT_CHANGES
-) -> tuple[str, int | None, list[str] | None, list[str] | None]:
-    """``{sessionId, turn?, files?, hunks?}`` of ``pi/revertChanges`` / ``pi/keepChanges``:
-    ``sessionId`` a string, ``turn`` a non-negative integer, ``files`` absolute paths or file
-    URIs, ``hunks`` hunk ids. InvalidParams otherwise."""
+def _count(method: str, obj: dict[str, Any], key: str, minimum: int) -> int | None:
+    value = obj.get(key)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
+        raise invalid_params(method, f'"{key}" must be an integer of at least {minimum}')
+    return value
+
+
+def parse_change_query(params: Any, method: str = REVERT_CHANGES) -> ChangeQuery:
+    """Parse a :class:`ChangeQuery`: ``sessionId`` a non-empty string, ``turn`` a non-negative
+    integer, ``prompt`` a positive one, ``turns`` ``[first, last]`` with ``0 <= first <= last``,
+    ``files`` absolute paths or file URIs, ``hunks`` hunk ids. InvalidParams otherwise."""
     obj = _object(method, params)
     session_id = obj.get("sessionId")
     if not isinstance(session_id, str) or not session_id:
         raise invalid_params(method, '"sessionId" must be a non-empty string')
-    turn = obj.get("turn")
-    if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 0):
-        raise invalid_params(method, '"turn" must be a non-negative integer')
+    turn = _count(method, obj, "turn", 0)
+    prompt = _count(method, obj, "prompt", 1)
+    turns = obj.get("turns")
+    if turns is not None:
+        if not (isinstance(turns, list) and len(turns) == 2
+                and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in turns)
+                and turns[0] <= turns[1]):
+            raise invalid_params(method, '"turns" must be [first, last], non-negative integers with first <= last')
+        turns = (turns[0], turns[1])
+    if sum(x is not None for x in (turn, prompt, turns)) > 1:
+        raise invalid_params(method, 'give at most one of "turn", "prompt" and "turns"')
     lists: list[list[str] | None] = []
     for key in ("files", "hunks"):
         value = obj.get(key)
@@ -268,7 +294,9 @@ def parse_revert_changes(
             raise invalid_params(method, f'"{key}" must be an array of strings')
         lists.append(value)
     files = [to_fs_path(f) if f.startswith("file:") else f for f in lists[0]] if lists[0] is not None else None
-    return session_id, turn, files, lists[1]
+    return ChangeQuery(session_id, turn, prompt, turns, files, lists[1])
+
+
 def parse_queued_message(method: str, params: Any) -> tuple[str, str]:
     """``{sessionId, text}`` of ``pi/steer`` / ``pi/followUp`` -> (session id, text); both must
     be non-empty strings."""
