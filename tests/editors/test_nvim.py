@@ -181,3 +181,13 @@ def test_review_before_apply_accepts_and_rejects_hunks_in_the_float(nvim: str, t
     assert_passed(rc, data, output, replay)
     assert (ws / "greet.py").read_text(encoding="utf-8") == 'def greet():\n    return "hello"\n\n\ndef bye():\n    return "bye"\n'
     assert not (ws / "notes.txt").exists()
+
+
+def test_pi_changes_p_undoes_only_the_last_prompt(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_prompts.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "prompt_undo.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")

@@ -64,7 +64,7 @@ H.run(function()
   local lines = changes.lines()
   H.check('title names the session', (lines[1] or ''):match('^pi changes · session %S+ · all turns$') ~= nil, lines)
   H.check('the listing as the user sees it', vim.deep_equal({ unpack(lines, 2) }, {
-    'k keep · u undo hunk · U undo file · T undo all listed · <CR> open · d diff · r refresh · q close',
+    'k keep · u undo hunk · U undo file · P undo last prompt · T undo all listed · <CR> open · d diff · r refresh · q close',
     '',
     'greet.py  modified · 2 hunks',
     '  @@ -2,1 +2,1 @@ applied',

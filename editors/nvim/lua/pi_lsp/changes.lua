@@ -6,7 +6,7 @@
 --- 0-based (`oldStart`, `newStart`, `currentStart`):
 ---
 ---   `pi changes · session 3f2a… · all turns`           what is listed
----   `k keep · u undo hunk · U undo file · T undo all listed · <CR> open · d diff · r refresh · q close`
+---   `k keep · u undo hunk · U undo file · P undo last prompt · T undo all listed · <CR> open · d diff · r refresh · q close`
 ---   `reverted 1 hunk(s) · greet.py: reverted hunks`     the last action's result
 ---   `conflict: greet.py @@ 5: changed since …`          a conflict (nothing was forced)
 ---   `greet.py  modified · 2 hunks`                      a file
@@ -61,6 +61,7 @@ local function buffer()
     u = M.undo_hunk,
     U = M.undo_file,
     T = M.undo_all,
+    P = M.undo_last_prompt,
     ['<CR>'] = M.open_at_cursor,
     d = M.diff_at_cursor,
     r = M.refresh,
@@ -162,7 +163,8 @@ local function render()
   local session = state.session == M.EXTERNAL and 'external' or ('session ' .. tostring(state.session))
   add(string.format('pi changes · %s · %s', session, state.turn and ('turn ' .. state.turn) or 'all turns'),
     'PiLspChangesTitle')
-  add('k keep · u undo hunk · U undo file · T undo all listed · <CR> open · d diff · r refresh · q close', 'PiLspChangesKeys')
+  add('k keep · u undo hunk · U undo file · P undo last prompt · T undo all listed · <CR> open · d diff · r refresh · q close',
+    'PiLspChangesKeys')
   for _, message in ipairs(state.messages) do
     add(message.text, message.group)
   end
@@ -270,6 +272,8 @@ function M.refresh()
     end)
     M.state.files = files
     M.state.current_turn = type(result) == 'table' and result.currentTurn or nil
+    local prompt = type(result) == 'table' and result.currentPrompt or nil
+    M.state.current_prompt = type(prompt) == 'number' and prompt or nil
     render()
   end)
 end
@@ -368,6 +372,18 @@ function M.undo_file()
     return nil
   end
   return act('pi/revertChanges', { files = { at.file.path } })
+end
+
+--- `P`: take back what the session's last prompt changed (all its model turns: what the user
+--- asked last), `pi/revertChanges {prompt}`.
+function M.undo_last_prompt()
+  local prompt = M.state.current_prompt
+  if not prompt then
+    M.state.messages = { { text = 'no prompt of this session is recorded: T undoes all listed', group = 'PiLspError' } }
+    render()
+    return nil
+  end
+  return act('pi/revertChanges', { prompt = prompt })
 end
 
 --- `T`: take back everything listed: the turn shown, or the whole session (`pi/revertChanges`).
