@@ -11,7 +11,8 @@
 ;; unified diffs do.
 ;;
 ;; Keys on the hunk (or file) at point: k keeps the hunk (`pi/keepChanges'), u reverts it, U
-;; reverts its file, T reverts the turn (`pi/revertChanges {hunks | files | turn}'), RET visits
+;; reverts its file, T reverts the turn: what the user's prompt of the change at point changed,
+;; all its model calls (`pi/revertChanges {hunks | files | prompt | turn}'), RET visits
 ;; the hunk where it is now, g asks again; n / p / N / P move as in `diff-mode'.  A revert of a
 ;; file Emacs visits arrives as `workspace/applyEdit' through pi-lsp-edits.el, so it is one undo
 ;; step in that buffer.  The server never overwrites text changed after the agent's change: such
@@ -294,14 +295,26 @@ A file the agent created is deleted, one it deleted restored; hunks changed sinc
       (let ((calls (append (plist-get (pi-lsp-changes--file-at-point) :toolCalls) nil)))
         (apply #'max (mapcar (lambda (call) (string-to-number (format "%s" (plist-get call :turn)))) calls)))))
 
-(defun pi-lsp-changes-revert-turn (turn)
-  "Take back everything TURN changed that is still as the agent left it (asks first).
-Interactively: the turn of the change at point; with a prefix argument, read it."
-  (interactive (list (if current-prefix-arg
-                         (read-number "Revert turn: " (ignore-errors (pi-lsp-changes--turn-at-point)))
-                       (pi-lsp-changes--turn-at-point))))
-  (when (y-or-n-p (format "Revert what turn %d of session %s changed? " turn pi-lsp-changes--session))
-    (pi-lsp-changes--revert (list :turn turn) (format "turn %d" turn))))
+(defun pi-lsp-changes--prompt-at-point ()
+  "The prompt (what the user asked, all its model turns) of the last change of the file at point, or nil.
+Nil for calls without a prompt: the session `external', or journals from before prompts were recorded."
+  (let ((prompts (delq nil (mapcar (lambda (call) (let ((p (plist-get call :prompt))) (and p (string-to-number (format "%s" p)))))
+                                   (append (plist-get (pi-lsp-changes--file-at-point) :toolCalls) nil)))))
+    (and prompts (apply #'max prompts))))
+
+(defun pi-lsp-changes-revert-turn (turn &optional prompt)
+  "Take back everything PROMPT (or, without one, model TURN) changed that is still as the agent left it.
+Asks first.  Interactively: the prompt of the change at point, the user's unit (all the model turns
+of what was asked); a change without a prompt, its turn; with a prefix argument, read a model turn."
+  (interactive (if current-prefix-arg
+                   (list (read-number "Revert model turn: " (ignore-errors (pi-lsp-changes--turn-at-point))))
+                 (let ((prompt (pi-lsp-changes--prompt-at-point)))
+                   (list (unless prompt (pi-lsp-changes--turn-at-point)) prompt))))
+  (if prompt
+      (when (y-or-n-p (format "Revert what prompt %d of session %s changed? " prompt pi-lsp-changes--session))
+        (pi-lsp-changes--revert (list :prompt prompt) (format "prompt %d" prompt)))
+    (when (y-or-n-p (format "Revert what turn %d of session %s changed? " turn pi-lsp-changes--session))
+      (pi-lsp-changes--revert (list :turn turn) (format "turn %d" turn)))))
 
 (defun pi-lsp-changes-keep ()
   "Mark the hunk at point reviewed and kept (`pi/keepChanges')."

@@ -138,13 +138,13 @@
     (let ((asked nil))
       (cl-letf (((symbol-function 'y-or-n-p) (lambda (question) (setq asked question) t)))
         (t-press "T"))
-      (t-check "T asks first, naming the turn" (equal asked (format "Revert what turn 1 of session %s changed? "
+      (t-check "T asks first, naming the prompt" (equal asked (format "Revert what prompt 1 of session %s changed? "
                                                                     (buffer-local-value 'pi-lsp-changes--session changes)))
                asked))
     (t-check "T deletes the file the turn created" (not (file-exists-p made-file)))
     (t-check "T leaves the user's text and reports the conflict again"
              (and (string-prefix-p "ONE-user\n" (t-text notes))
-                  (string-match-p "^Revert turn 1: made.txt deleted; 1 conflict, left as they are$" (t-text changes)))
+                  (string-match-p "^Revert prompt 1: made.txt deleted; 1 conflict, left as they are$" (t-text changes)))
              (list (t-text notes) (t-text changes)))
     (t-check "the buffer shows the created file reverted"
              (string-search "created made.txt  (write w1; turn 1)  reverted\n" (t-text changes)) (t-text changes))
