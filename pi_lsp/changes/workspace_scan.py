@@ -90,7 +90,7 @@ class WorkspaceScanner:
             self._content[path] = (key, marker)
             return marker
         blobs = self.journal.blobs
-        if key[0] > blobs.max_file_bytes or blobs.total_bytes() + key[0] > blobs.max_total_bytes:
+        if not blobs.fits(key[0]):
             self._content[path] = (key, UNRESTORABLE)  # over budget: not read at all
             return UNRESTORABLE
         try:
@@ -101,6 +101,11 @@ class WorkspaceScanner:
         digest = self.journal.digest(data) if len(data) <= self.journal.blobs.max_file_bytes else UNRESTORABLE
         self._content[path] = (key, digest or UNRESTORABLE)
         return digest or UNRESTORABLE
+
+    def cached_digests(self) -> list[str]:
+        """The blob digests the content cache holds (the blob collector keeps them)."""
+        return [digest for _, digest in list(self._content.values())
+                if digest != UNRESTORABLE and not digest.startswith(GIT_BLOB)]
 
     def snapshot(self) -> dict[str, StatKey]:
         """A stat snapshot, with the content of every new or changed file cached (or, for a

@@ -69,6 +69,9 @@ class ChangesSection(_Section):
     git_timeout_seconds: float = Field(10.0, gt=0)
     """Limit of each git call that finds clean tracked files (their content is read back from
     git instead of copied); past it the snapshot copies them as without git."""
+    blob_grace_minutes: float = Field(60.0, ge=0)
+    """Blobs no journal references are collected (at start, and when the budget is reached)
+    only once they are this old (:mod:`pi_lsp.changes.blob_gc`)."""
 class CompactionSection(_Section):
     """``pi.compaction`` (:mod:`pi_lsp.agent.compaction`): ``enabled``; ``reserveTokens`` kept free
     for the reply (compaction starts above ``contextWindow - reserveTokens``); ``keepRecentTokens``

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.pipeline import ToolPipeline
+from pi_lsp.changes.blob_gc import BlobCollector
 from pi_lsp.changes.blobs import BlobStore
 from pi_lsp.changes.git_index import GitIndex
 from pi_lsp.changes.journal import ChangeJournal
@@ -87,8 +89,14 @@ class ToolHost:
         )
         self.pipeline.add_before_hook(bash_changes.before)
         self.pipeline.add_after_hook(bash_changes.after)
+        self.blob_collector = BlobCollector(
+            self.changes.directory, self.changes.blobs, bash_changes.scanner.cached_digests,
+            settings.changes.blob_grace_minutes * 60,
+        )
         self._closed = False
         self.apply_settings(settings)
+        # blobs earlier sessions left unreferenced: collected off the event loop
+        threading.Thread(target=self.blob_collector.collect, name="pi-lsp blob gc", daemon=True).start()
 
     def track_turns(self, sink: EventSink, session_id: str) -> EventSink:
         """``sink`` plus turn bookkeeping: each ``turn_start`` of ``session_id`` begins a turn in the
@@ -111,6 +119,7 @@ class ToolHost:
         self.changes.blobs.max_file_bytes = settings.changes.max_file_bytes
         self.changes.blobs.max_total_bytes = settings.changes.max_total_bytes
         self.git_index.timeout = settings.changes.git_timeout_seconds
+        self.blob_collector.grace_seconds = settings.changes.blob_grace_minutes * 60
         if settings.active_tools is not None:
             try:
                 self.pipeline.set_active(settings.active_tools)
@@ -130,6 +139,7 @@ class ToolHost:
         if self._closed:
             return
         self._closed = True
+        self.blob_collector.close()
         try:
             await self.processes.end_all(include_children=True)
         except Exception:
@@ -141,6 +151,7 @@ class ToolHost:
         if self._closed:
             return
         self._closed = True
+        self.blob_collector.close()
         try:
             self.processes.end_all_blocking(include_children=True)
         except Exception:
