@@ -5,7 +5,10 @@ walk alone; then, in a plain folder and in a git work tree with every file commi
 first snapshot of a session (without git: stat walk plus copying every file into the blob store;
 with git: stat walk plus reading the index, copying nothing) and a later one (stat walk plus the
 cache check), each with its ratio to the floor; and ``bash -c true``'s start-up, the cost of the
-smallest command the snapshot brackets. Never asserts.
+smallest command the snapshot brackets. Then, with the inotify watch (:mod:`pi_lsp.changes.dir_watch`),
+the cycle of one command: the snapshot before it (the last one plus what changed since: here the
+user saved one file) and the full walk after it, with their ratios to ``bash -c true`` and the
+floor. Never asserts.
 """
 
 from __future__ import annotations
@@ -34,6 +37,23 @@ def _median_ms(fn, runs: int = 5) -> float:
     return statistics.median(times)
 
 
+def _command_cycle(scanner: WorkspaceScanner, root: Path) -> tuple[float, float]:
+    """Median (ms) of the snapshot before a command, after the user saved one file, and of the
+    full walk after the command (which changed one file)."""
+    befores, afters = [], []
+    scanner.snapshot()
+    for i in range(7):
+        (root / "pkg0" / "m0.py").write_text(f"user {i}\n")  # the user saves a file
+        start = time.perf_counter()
+        before = scanner.snapshot()
+        befores.append((time.perf_counter() - start) * 1000)
+        (root / "pkg1" / "m300.py").write_text(f"command {i}\n")  # the command changes one
+        start = time.perf_counter()
+        scanner.differences(before)
+        afters.append((time.perf_counter() - start) * 1000)
+    return statistics.median(befores), statistics.median(afters)
+
+
 def _first_and_later(scanner: WorkspaceScanner) -> tuple[float, float]:
     start = time.perf_counter()
     scanner.snapshot()
@@ -53,14 +73,16 @@ def main() -> None:
         bash = _median_ms(lambda: subprocess.run(["bash", "-c", "true"], check=True), runs=21)
         # not a git work tree: every file is copied into the blob store once per session
         journal = ChangeJournal(Path(tmp) / "j", BlobStore(Path(tmp) / "b"))
-        copy_first, copy_later = _first_and_later(WorkspaceScanner(journal, lambda: [root]))
+        copy_first, copy_later = _first_and_later(WorkspaceScanner(journal, lambda: [root], watch=False))
         # a git work tree with every file committed and clean: nothing is copied
         time.sleep(1.1)  # files older than the index, as in a real tree (not "racily clean")
         git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=b"]
         for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "bench"]):
             subprocess.run([*git, *args], cwd=root, check=True, capture_output=True)
         journal = ChangeJournal(Path(tmp) / "j2", BlobStore(Path(tmp) / "b2"))
-        git_first, git_later = _first_and_later(WorkspaceScanner(journal, lambda: [root], git=GitIndex()))
+        git_first, git_later = _first_and_later(WorkspaceScanner(journal, lambda: [root], git=GitIndex(), watch=False))
+        watched = WorkspaceScanner(journal, lambda: [root], git=GitIndex())
+        watched_before, watched_after = _command_cycle(watched, root)
         print(f"load average {os.getloadavg()[0]:.1f}; {FILES} files")
         print(f"floor (os.walk + stat):       {floor:8.1f} ms")
         print(f"stat walk:                    {walk:8.1f} ms ({walk / floor:.2f}x floor)")
@@ -69,6 +91,10 @@ def main() -> None:
         print(f"git tree, first snapshot:     {git_first:8.1f} ms ({git_first / floor:.2f}x floor; reads the index, copies nothing)")
         print(f"git tree, later snapshot:     {git_later:8.1f} ms ({git_later / floor:.2f}x floor)")
         print(f"bash -c true:                 {bash:8.1f} ms (a later snapshot is {git_later / bash:.1f}x a bare bash start)")
+        print(f"watched, before a command:    {watched_before:8.2f} ms ({watched_before / bash:.3f}x bash -c true, "
+              f"{watched_before / floor:.4f}x floor; {watched.full_walks} full walks in {1 + 2 * 7} snapshots)")
+        print(f"watched, after a command:     {watched_after:8.1f} ms ({watched_after / bash:.1f}x bash -c true, "
+              f"{watched_after / floor:.2f}x floor; always a full walk)")
 
 
 if __name__ == "__main__":

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pi_lsp.agent.hooks import AfterToolCallContext, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallResult
 from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.changes.dir_watch import DirWatch
 from pi_lsp.changes.git_index import GitIndex, matches
 from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal
 
@@ -41,12 +43,15 @@ GIT_BLOB = "git:"
 """A cached content that is a git blob (``git:<blob id>``): read back from git when needed."""
 
 
-def stat_walk(folders: Iterable[Path], excludes: frozenset[str]) -> dict[str, StatKey]:
-    """Every regular file under ``folders``: absolute path -> (size in bytes, mtime_ns, inode)."""
+def stat_walk(folders: Iterable[Path | str], excludes: frozenset[str], watch: DirWatch | None = None) -> dict[str, StatKey]:
+    """Every regular file under ``folders``: absolute path -> (size in bytes, mtime_ns, inode).
+    With ``watch``, each folder is watched before it is listed (:mod:`.dir_watch`)."""
     found: dict[str, StatKey] = {}
     stack = [str(folder) for folder in folders]
     while stack:
         directory = stack.pop()
+        if watch is not None:
+            watch.watch(directory)
         try:
             entries = os.scandir(directory)
         except OSError:
@@ -69,14 +74,23 @@ class WorkspaceScanner:
     """Snapshots of the workspace with a content cache (see the module docstring)."""
 
     def __init__(self, journal: ChangeJournal, folders: Callable[[], list[Path]],
-                 excludes: Iterable[str] = DEFAULT_EXCLUDES, git: GitIndex | None = None) -> None:
+                 excludes: Iterable[str] = DEFAULT_EXCLUDES, git: GitIndex | None = None,
+                 watch: bool = True) -> None:
         self.journal = journal
         self.folders = folders
         self.excludes = frozenset(excludes)
         self.git = git
         """Where clean tracked files are read back from instead of copied (``None``: copy all)."""
+        self.watch = watch
+        """Take a snapshot from the last one plus what inotify saw change (:mod:`.dir_watch`)
+        instead of a full walk when it can."""
         self._content: dict[str, tuple[StatKey, str]] = {}
         self._clean: dict[str, tuple[StatKey, str]] = {}
+        self._watch: DirWatch | None = None
+        self._base: dict[str, StatKey] | None = None
+        self._base_key: tuple[str, ...] = ()
+        self.full_walks = 0
+        """How many snapshots walked everything (for tests and the bench)."""
 
     def _digest(self, path: str, key: StatKey) -> str:
         cached = self._content.get(path)
@@ -109,17 +123,74 @@ class WorkspaceScanner:
 
     def snapshot(self) -> dict[str, StatKey]:
         """A stat snapshot, with the content of every new or changed file cached (or, for a
-        clean file git tracks, its blob id)."""
+        clean file git tracks, its blob id). After a full walk, as long as inotify covers the tree,
+        the next snapshot is the last one plus a re-stat of the paths that changed since."""
         folders = self.folders()
         self._clean = {}
         if self.git is not None:
             for folder in folders:
-                self._clean.update(self.git.clean_blobs(folder))
-        state = stat_walk(folders, self.excludes)
-        for path, key in state.items():
-            self._digest(path, key)
+                clean = self.git.clean_blobs(folder)
+                if len(folders) == 1:
+                    self._clean = clean  # read only: no copy of a large index
+                else:
+                    self._clean.update(clean)
+        # a file no event names kept its bytes, so its cached digest (or git blob id: content
+        # addressed) stays right even when git's index changed meanwhile
+        key = tuple(map(str, folders))
+        if self._base is not None and self._watch is not None and key == self._base_key:
+            state = self._incremental(self._base, self._watch)
+            if state is not None:
+                self._base = state
+                return state
+        state = self._full_walk(folders)
+        for path, stat_key in state.items():
+            self._digest(path, stat_key)
         for path in set(self._content) - set(state):
             del self._content[path]
+        self._base, self._base_key = state, key
+        return state
+
+    def _full_walk(self, folders: list[Path]) -> dict[str, StatKey]:
+        """Walk everything, watching each folder anew when :attr:`watch` is on."""
+        self.full_walks += 1
+        if self._watch is not None:
+            self._watch.close()
+        self._watch = DirWatch.create() if self.watch else None
+        return stat_walk(folders, self.excludes, self._watch)
+
+    def _incremental(self, base: dict[str, StatKey], watch: DirWatch) -> dict[str, StatKey] | None:
+        """``base`` updated with what the watch saw change, or ``None`` (walk everything)."""
+        drained = watch.drain()
+        if drained is None:
+            return None
+        changed, new_folders = drained
+        if not changed and not new_folders:
+            return base
+        state = dict(base)
+        touched = set(changed)
+        for folder in new_folders:
+            if os.path.basename(folder) in self.excludes:
+                continue
+            found = stat_walk([folder], self.excludes, watch)
+            state.update(found)
+            touched.update(found)
+        if watch.lost:
+            return None
+        for path in changed:
+            try:
+                info = os.lstat(path)
+            except OSError:
+                state.pop(path, None)
+                continue
+            if stat.S_ISREG(info.st_mode):
+                state[path] = (info.st_size, info.st_mtime_ns, info.st_ino)
+            else:
+                state.pop(path, None)
+        for path in touched:
+            if path in state:
+                self._digest(path, state[path])
+            else:
+                self._content.pop(path, None)
         return state
 
     def differences(self, before: dict[str, StatKey]) -> list[tuple[str, str | None, str | None]]:
@@ -128,7 +199,7 @@ class WorkspaceScanner:
         before_digests = {path: self._content.get(path, ((0, 0, 0), UNRESTORABLE))[1] for path in before}
         folders = self.folders()
         self._clean = {}  # what the command left is read from disk
-        after = stat_walk(folders, self.excludes)
+        after = self._full_walk(folders)  # never from the watch: nothing the command did is missed
         touched = [path for path, key in after.items() if path in before and before[path] != key]
         gone = list(before.keys() - after.keys())
         self._materialize(folders, before_digests, touched + gone)
@@ -144,6 +215,7 @@ class WorkspaceScanner:
         for path in gone:
             changes.append((path, before_digests[path], None))
             self._content.pop(path, None)
+        self._base, self._base_key = after, tuple(map(str, folders))  # the next snapshot starts here
         return sorted(changes)
 
     def _materialize(self, folders: list[Path], digests: dict[str, str], paths: list[str]) -> None:
