@@ -252,6 +252,7 @@ class ReviewingFileAccess:
         """The change-annotation path: the editor shows it for confirmation and reports what landed."""
         report = await self.inner.write(  # type: ignore[call-arg]
             path, data, previous=previous, label=label, ctx=ctx, confirm="Proposed by the agent: review the change",
+            confirm_timeout_seconds=self.reviewer.timeout_seconds if self.reviewer is not None else None,
         )
         if report.landed is None:
             return report  # not confirmable there (a file not open in the editor); the notice says so

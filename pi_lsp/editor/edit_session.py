@@ -70,6 +70,8 @@ class EditRequest:
         confirm: when set, the edit is one the user must confirm (issue 18, review before apply):
             its text edits carry a ``ChangeAnnotation`` with ``needsConfirmation`` and this
             description, and whatever part the user accepts is what lands (and is saved).
+        confirm_timeout_seconds: with ``confirm``, how long the user may take (the editor answers
+            the ``applyEdit`` only once they confirm or discard it); else the apply timeout.
     """
 
     path: Path
@@ -83,6 +85,7 @@ class EditRequest:
     has_bom: bool
     label: str
     confirm: str | None = None
+    confirm_timeout_seconds: float | None = None
 
 
 def contains_change(old: str, new: str):
@@ -221,9 +224,17 @@ async def _apply(
     request: EditRequest, params: ApplyWorkspaceEditParams, connection: EditorConnection, settings: EditorSettings
 ) -> ApplyWorkspaceEditResult:
     """Send the edit; every failure (no reply, error reply, ``applied: false``) is a ToolError."""
+    timeout = settings.apply_timeout_seconds
+    if request.confirm is not None and request.confirm_timeout_seconds is not None:
+        timeout = max(timeout, request.confirm_timeout_seconds)
     try:
-        result = await asyncio.wait_for(connection.apply_edit(params), settings.apply_timeout_seconds)
+        result = await asyncio.wait_for(connection.apply_edit(params), timeout)
     except TimeoutError:
+        if request.confirm is not None:
+            raise ToolError(
+                f"The user did not confirm the change of {request.path} in the editor within {timeout:g} s. "
+                "The editor may still apply it if they do: read the file again before retrying."
+            ) from None
         raise ToolError(
             f"The editor did not answer the edit of {request.path} within {settings.apply_timeout_seconds:g} s. "
             "It may still apply it: read the file again before retrying."

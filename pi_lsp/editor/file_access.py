@@ -143,12 +143,14 @@ class EditorFileAccess:
         label: str,
         ctx: ToolContext | None = None,
         confirm: str | None = None,
+        confirm_timeout_seconds: float | None = None,
     ) -> WriteReport:
         """Replace ``path``'s content with ``data`` through the editor or on disk (see the table).
 
         ``confirm`` (issue 18, review before apply): for a file open in the editor, send the edit
         for the user to confirm, with this description; ``WriteReport.landed`` then holds the
-        bytes the user accepted. Other files are written as usual with a notice that the change
+        bytes the user accepted (waiting up to ``confirm_timeout_seconds`` for the editor's answer).
+        Other files are written as usual with a notice that the change
         was not reviewed (``landed`` stays ``None``).
         """
         if confirm is not None and (not self.connection.features.apply_edit or self._document(path) is None):
@@ -217,6 +219,7 @@ class EditorFileAccess:
             has_bom=document.has_bom,
             label=label,
             confirm=confirm,
+            confirm_timeout_seconds=confirm_timeout_seconds,
         )
         return await run_editor_edit(request, self.store, self.connection, self.settings)
 

@@ -131,13 +131,16 @@ async def test_without_a_review_ui_the_edit_asks_for_confirmation_by_change_anno
 ) -> None:
     (tmp_path / "f.py").write_text(TEXT)
 
-    def uncheck_the_second(editor: FakeEditor, params: types.ApplyWorkspaceEditParams) -> None:
-        # the user unticks the second change in the refactor preview: the editor applies the rest
+    async def uncheck_the_second(editor: FakeEditor, params: types.ApplyWorkspaceEditParams) -> None:
+        # the user looks at the refactor preview longer than an applyEdit may take, then unticks the
+        # second change: the editor applies the rest
+        await asyncio.sleep(1.0)
         change = params.edit.document_changes[0]
         change.edits = list(change.edits)[:1]
 
     editor: FakeEditor = await make_editor(
-        capabilities=_annotating_capabilities(), initialization_options=BEFORE, before_apply=uncheck_the_second
+        capabilities=_annotating_capabilities(), before_apply=uncheck_the_second,
+        initialization_options={"pi": {"edit": {"review": "before", "applyTimeoutSeconds": 0.2}}},
     )
     editor.open("f.py")
     result = await _edit_two_lines(editor)
