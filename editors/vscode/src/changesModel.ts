@@ -40,6 +40,8 @@ export interface ChangeFile {
 export interface ChangeSet {
   sessionId: string;
   currentTurn: number;
+  /** The session's last prompt (1-based), or undefined when the journal recorded none (`external`). */
+  currentPrompt?: number;
   files: ChangeFile[];
 }
 
@@ -101,6 +103,8 @@ export function parseChangeSet(result: unknown): ChangeSet {
   return {
     sessionId: string(r.sessionId, 'sessionId'),
     currentTurn: typeof r.currentTurn === 'number' ? r.currentTurn : 0,
+    currentPrompt: typeof r.currentPrompt === 'number' && Number.isInteger(r.currentPrompt) && r.currentPrompt > 0
+      ? r.currentPrompt : undefined,
     files,
   };
 }

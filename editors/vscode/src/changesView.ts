@@ -1,7 +1,8 @@
 /**
  * The Changes view (`pi.changes`, issue 18): a tree under the Pi container with the files the
  * session of the last prompt changed and their hunks (status as description). Inline actions
- * Keep / Undo per hunk and Undo per file, the title actions "Undo All" and "Refresh"; a click on a
+ * Keep / Undo per hunk and Undo per file, the title actions "Undo the Last Prompt" (what the user
+ * asked last, all its model turns: `pi/revertChanges {prompt}`), "Undo All" and "Refresh"; a click on a
  * file opens `vscode.diff` of the text before the agent's change (`pi-changes:` documents, rebuilt
  * from the hunks by {@link beforeText}) and the current file.
  *
@@ -45,11 +46,25 @@ export class ChangesView implements vscode.TreeDataProvider<ChangeRow>, vscode.T
       .filter((h) => h.status === 'applied').map((h) => h.id) ?? []));
     command('pi.changes.undoFile', (row?: ChangeRow) => row && this.revert({ files: [row.path] }));
     command('pi.changes.undoAll', () => this.revert({}));
+    command('pi.changes.undoLastPrompt', () => this.undoLastPrompt());
     command('pi.changes.openDiff', (row?: ChangeRow, line?: number) => row && this.openDiff(row.path, line));
     this.disposables.push(
       this.tree, this.changed, this.beforeChanged,
       vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, this),
     );
+  }
+
+  /** Take back what the session's last prompt changed; says so when no prompt is recorded. */
+  private async undoLastPrompt(): Promise<void> {
+    if (!this.set) {
+      await this.refresh();
+    }
+    const prompt = this.set?.currentPrompt;
+    if (prompt === undefined) {
+      void vscode.window.showInformationMessage('Pi: no prompt of this session is recorded; use Undo All.');
+      return;
+    }
+    await this.revert({ prompt });
   }
 
   getTreeItem(row: ChangeRow): vscode.TreeItem {
@@ -129,7 +144,7 @@ export class ChangesView implements vscode.TreeDataProvider<ChangeRow>, vscode.T
     return this.set?.files.find((f) => f.path === path);
   }
 
-  private async revert(what: { files?: string[]; hunks?: string[] }): Promise<void> {
+  private async revert(what: { files?: string[]; hunks?: string[]; prompt?: number }): Promise<void> {
     const sessionId = this.backend.sessionId();
     if (!sessionId) {
       return;

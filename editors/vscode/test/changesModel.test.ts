@@ -24,6 +24,9 @@ test('the pi/changes result is parsed and checked', () => {
   const set = parseChangeSet(wire);
   assert.equal(set.sessionId, 's1');
   assert.equal(set.currentTurn, 3);
+  assert.equal(set.currentPrompt, undefined); // no prompt recorded (the session external)
+  assert.equal(parseChangeSet({ ...wire, currentPrompt: 2 }).currentPrompt, 2);
+  assert.equal(parseChangeSet({ ...wire, currentPrompt: 0 }).currentPrompt, undefined);
   assert.deepEqual(set.files.map((f) => f.toolNames), [['edit'], ['write'], ['bash']]);
   assert.equal(set.files[0].hunks[0].currentStart, 1);
   assert.throws(() => parseChangeSet({ sessionId: 's', files: [{ path: 1 }] }), /files\[0\]\.path: expected a string/);
