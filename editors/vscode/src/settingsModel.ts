@@ -45,6 +45,8 @@ export const SPECS: Spec[] = [
   { key: 'edit.route', check: (v) => v === null || v === 'editor' || v === 'openDocuments', expected: '"editor", "openDocuments" or null' },
   { key: 'edit.applyTimeoutSeconds', check: isPositive, expected: 'a number > 0' },
   { key: 'edit.verifyTimeoutSeconds', check: (v) => isNumber(v) && (v as number) >= 0, expected: 'a number >= 0' },
+  { key: 'edit.review', check: (v) => v === 'after' || v === 'before', expected: '"after" or "before"' },
+  { key: 'edit.reviewTimeoutSeconds', check: isPositive, expected: 'a number > 0' },
   { key: 'bash.timeoutSeconds', check: orNull(isPositive), expected: 'a number > 0 or null' },
   { key: 'approvals', check: isObject, expected: 'an object' },
   { key: 'protectedPaths', check: isStringList, expected: 'a list of glob patterns' },
