@@ -165,3 +165,18 @@ async def test_a_client_with_neither_gets_the_edit_at_once_with_a_notice(make_ed
     result = await _edit_two_lines(editor)
     assert result["isError"] is False and "[Not reviewed:" in editor.result_text(result)
     assert editor.text("f.py") == "ONE\ntwo\nthree\nfour\nFIVE\n" and editor.review_requests == []
+
+
+async def test_text_the_user_types_during_the_review_is_never_overwritten(make_editor: Any, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(TEXT)
+    editor: FakeEditor = await make_editor(experimental_pi=REVIEWING, initialization_options=BEFORE)
+    editor.open("f.py")
+
+    def type_then_accept(params: dict[str, Any]) -> dict[str, Any]:
+        editor.type("f.py", 8, 8, "# the user's line\n")  # while the review is open (code point 8: line 3)
+        return {"decisions": [{"hunk": h["id"], "decision": "accept"} for h in params["hunks"]]}
+
+    editor.review_answer = type_then_accept
+    result = await _edit_two_lines(editor)
+    assert result["isError"] is True and "changed while the user reviewed" in editor.result_text(result)
+    assert editor.text("f.py") == "one\ntwo\n# the user's line\nthree\nfour\nfive\n" and editor.apply_edits == []
