@@ -228,6 +228,9 @@ end
 --- Show `review` and wait for the decisions (or the withdrawal, or `limit_ms`).
 local function run(review, limit_ms)
   if M.current then
+    -- one review at a time (a second edit arrives while one is open: tool calls run in parallel):
+    -- the older one is sent as it stands, its undecided hunks rejected
+    M.current.done = true
     close(M.current)
   end
   M.current = review
