@@ -34,6 +34,7 @@
 (require 'pi-lsp-transcript)
 (require 'pi-lsp-approvals)
 (require 'pi-lsp-changes)
+(require 'pi-lsp-knowledge)
 
 (defcustom pi-lsp-prompt-timeout nil
   "Seconds to wait for a `pi/prompt' reply before giving up on it; nil waits for ever."

@@ -1,0 +1,147 @@
+;;; pi-lsp-knowledge-test.el --- issue 17 in real Emacs: eglot's pylsp as pi-lsp's language tools  -*- lexical-binding: t -*-
+
+;; Run by tests/editors/test_emacs.py: timeout 90 emacs --batch -l pi-lsp-knowledge-test.el
+;; </dev/null in a git workspace holding lib.py, app.py, extra.py and notes.txt, with
+;; PI_TEST_EGLOT_SERVER a real python-lsp-server (pyflakes).  The user's setup: eglot runs that
+;; server for app.py; pi-lsp.el runs beside it on its own connection.  The tools are called the
+;; way any client calls them, with `pi/executeToolCall' (the session "external"), and the
+;; checks read what the model gets (the tool result) and what the user sees (buffers, files).
+;; Writes $PI_TEST_RESULT (JSON) and exits 0 when every check passed, 1 otherwise.
+
+(add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
+(require 'pi-lsp)
+(require 'json)
+(require 'package)
+(package-initialize)
+(require 'eglot)
+(setq pi-lsp-settings '(:diagnostics (:settleSeconds 5)))
+
+(defvar t-checks nil)
+(defvar t-failed nil)
+(defvar t-times nil "Seconds each tool call took, by name, for the notes.")
+
+(defun t-check (name ok &optional detail)
+  (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
+  (unless ok (setq t-failed t)))
+
+(defun t-read (file)
+  (with-temp-buffer
+    (let ((coding-system-for-read 'utf-8)) (insert-file-contents file))
+    (buffer-string)))
+
+(defun t-wait (seconds predicate)
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (funcall predicate)))
+
+(defvar t-conn nil)
+(defvar t-call-id 0)
+
+(defun t-tool (name arguments)
+  "Run tool NAME with ARGUMENTS through pi-lsp; return (TEXT . IS-ERROR)."
+  (let* ((started (float-time))
+         (message (jsonrpc-request t-conn :pi/executeToolCall
+                                   (list :toolCall (list :id (format "k%d" (cl-incf t-call-id)) :name name
+                                                         :arguments arguments))
+                                   :timeout 60))
+         (text (mapconcat (lambda (part) (or (plist-get part :text) "")) (plist-get message :content) "")))
+    (push (list name (- (float-time) started)) t-times)
+    (cons text (eq (plist-get message :isError) t))))
+
+(defconst t-lib "def shout(text):\n    return text.upper() + \"!\"\n")
+(defconst t-app "from lib import shout\n\n\ndef main():\n    print(shout(\"héllo 👋\"), shout(\"x\"))\n")
+(defconst t-extra "from lib import shout\n\nLOUD = shout(\"loud\")\n")
+
+(defun t-conversions ()
+  "Positions between pi-lsp's UTF-32 and a UTF-16 server (eglot's default), by eglot's functions."
+  (with-temp-buffer
+    (insert "a👋 shout(1)\n")
+    (let ((eglot-current-column-function #'eglot-lsp-abiding-column)
+          (eglot-move-to-column-function #'eglot-move-to-lsp-abiding-column))
+      (t-check "a UTF-32 column after an astral character goes to the server as UTF-16"
+               (equal (pi-lsp--to-server-position '(:line 0 :character 3) "utf-32") '(:line 0 :character 4))
+               (pi-lsp--to-server-position '(:line 0 :character 3) "utf-32"))
+      (t-check "and the server's UTF-16 column comes back as UTF-32"
+               (equal (pi-lsp--from-server-position '(:line 0 :character 4) "utf-32") '(:line 0 :character 3))
+               (pi-lsp--from-server-position '(:line 0 :character 4) "utf-32")))))
+
+(defun t-main ()
+  (let* ((dir default-directory)
+         (app-file (expand-file-name "app.py" dir))
+         (lib-file (expand-file-name "lib.py" dir))
+         (extra-file (expand-file-name "extra.py" dir))
+         (app (find-file-noselect app-file)))
+    (t-conversions)
+    ;; the user's setup: eglot runs pylsp for the project's Python buffers
+    (setq eglot-sync-connect 60 eglot-connect-timeout 60
+          eglot-server-programs (list (cons 'python-mode (list (getenv "PI_TEST_EGLOT_SERVER")))))
+    (with-current-buffer app
+      (call-interactively #'eglot)
+      (t-check "eglot runs pylsp for app.py" (t-wait 60 #'eglot-current-server)))
+    (setq t-conn (with-current-buffer app (pi-lsp-start)))
+    (let ((pi (plist-get (plist-get (pi-lsp--client-capabilities) :experimental) :pi)))
+      (t-check "pi-lsp.el advertises diagnostics and the language requests"
+               (and (eq (plist-get pi :diagnostics) t) (= (length (plist-get pi :languageRequests)) 5)) pi))
+    ;; definition and references across two files (lib.py is not visited)
+    (let ((r (t-tool "definition" '(:path "app.py" :line 5 :symbol "shout" :occurrence 2))))
+      (t-check "definition: lib.py line 1" (and (not (cdr r)) (string-search "lib.py:1:" (car r))
+                                                (string-search "def shout(text):" (car r)))
+               r))
+    (let ((r (t-tool "references" '(:path "lib.py" :line 1 :symbol "shout"))))
+      (t-check "references: both files, the line after the emoji included"
+               (and (not (cdr r)) (string-search "lib.py:1:" (car r)) (string-search "app.py:1:" (car r))
+                    (string-search "app.py:5:" (car r)))
+               r))
+    (t-check "lib.py was loaded hidden, not modified, and eglot manages it"
+             (let ((lib (find-buffer-visiting lib-file)))
+               (and lib (not (get-buffer-window lib)) (not (buffer-modified-p lib)) (pi-lsp--eglot-server lib)))
+             (find-buffer-visiting lib-file))
+    ;; a symbol that is not on the line; a file without a language server
+    (let ((r (t-tool "definition" '(:path "app.py" :line 2 :symbol "shout"))))
+      (t-check "a symbol not on the line is an error naming the line" (and (cdr r) (string-search "line 2" (car r))) r))
+    (let ((r (t-tool "definition" '(:path "notes.txt" :line 1 :symbol "notes"))))
+      (t-check "a file with no language server is an error saying so"
+               (and (cdr r) (string-match-p "language server" (car r))) r))
+    ;; an edit that introduces an undefined name gets the error in its result; the fix does not
+    (let ((r (t-tool "edit" '(:path "app.py" :edits [(:oldText "shout(\"x\")" :newText "shout(missing_name)")]))))
+      (t-check "the edit's result names the new error"
+               (and (not (cdr r)) (string-search "app.py:5" (car r)) (string-search "undefined name 'missing_name'" (car r)))
+               r))
+    (let ((r (t-tool "diagnostics" '(:path "app.py"))))
+      (t-check "diagnostics lists it with its source"
+               (and (string-search "undefined name 'missing_name'" (car r)) (string-search "pyflakes" (car r))) r))
+    (let ((r (t-tool "edit" '(:path "app.py" :edits [(:oldText "shout(missing_name)" :newText "shout(\"x\")")]))))
+      (t-check "the fixing edit's result lists no problem"
+               (and (not (cdr r)) (not (string-search "missing_name'" (car r)))) r))
+    (t-check "app.py is back as it was and saved" (equal (t-read app-file) t-app) (t-read app-file))
+    ;; rename across three files: one undo step per buffer, saved
+    (let ((r (t-tool "rename" '(:path "lib.py" :line 1 :symbol "shout" :newName "yell"))))
+      (t-check "rename: its result names the three files"
+               (and (not (cdr r)) (string-search "lib.py" (car r)) (string-search "app.py" (car r))
+                    (string-search "extra.py" (car r)))
+               r))
+    (dolist (case (list (list app-file t-app) (list lib-file t-lib) (list extra-file t-extra)))
+      (let* ((file (car case))
+             (before (cadr case))
+             (after (replace-regexp-in-string "shout" "yell" before t t))
+             (buffer (find-buffer-visiting file)))
+        (t-check (format "%s renamed on disk" (file-name-nondirectory file)) (equal (t-read file) after) (t-read file))
+        (t-check (format "%s renamed in its buffer, unmodified" (file-name-nondirectory file))
+                 (and buffer (with-current-buffer buffer (and (equal (buffer-string) after) (not (buffer-modified-p))))))
+        (when buffer
+          (with-current-buffer buffer
+            (setq last-command nil)
+            (undo)
+            (t-check (format "one undo in %s takes the whole rename back" (file-name-nondirectory file))
+                     (equal (buffer-string) before) (buffer-string))))))
+    (pi-lsp-stop t-conn)))
+
+(condition-case err
+    (t-main)
+  (error (t-check "no Lisp error" nil err)))
+(with-temp-file (getenv "PI_TEST_RESULT")
+  (insert (json-encode (list :failed (if t-failed t :json-false)
+                             :checks (vconcat (reverse t-checks))
+                             :notes (list :times (reverse t-times))))))
+(kill-emacs (if t-failed 1 0))
