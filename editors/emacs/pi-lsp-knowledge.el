@@ -60,6 +60,7 @@
 (defvar eglot--versioned-identifier)
 (defvar eglot--current-flymake-report-fn)
 (defvar eglot-sync-connect)
+(defvar eglot-ignored-server-capabilities)
 
 (defcustom pi-lsp-language-request-timeout 8
   "Seconds to wait for eglot's language server to answer a `pi/languageRequest'.
@@ -115,9 +116,11 @@ is installed (it may be started after pi-lsp)."
       (jsonrpc-name server)))
 
 (defun pi-lsp--server-supports (server capability)
-  "Non-nil when SERVER announced CAPABILITY (a keyword such as :renameProvider)."
+  "Non-nil when SERVER announced CAPABILITY (a keyword such as :renameProvider) and the user did
+not tell eglot to ignore it (`eglot-ignored-server-capabilities')."
   (let ((value (plist-get (eglot--capabilities server) capability)))
-    (and value (not (eq value :json-false)))))
+    (and value (not (eq value :json-false))
+         (not (memq capability (bound-and-true-p eglot-ignored-server-capabilities))))))
 
 (defun pi-lsp--eglot-send-changes (server)
   "Send eglot's pending didChange of every buffer SERVER manages, so it answers about the current text."
@@ -513,7 +516,11 @@ report."
     (if-let ((uris (plist-get params :uris)))
         (let ((deferred (pi-lsp-defer)))
           (pi-lsp--with-buffers (delq nil (mapcar #'pi-lsp-uri-to-path uris))
-                                (lambda (buffers) (pi-lsp-reply conn deferred (result buffers))))
+                                (lambda (buffers)
+                                  (condition-case err
+                                      (pi-lsp-reply conn deferred (result buffers))
+                                    (error (pi-lsp-reply-error conn deferred -32803
+                                                               (format "Emacs: %s" (error-message-string err)))))))
           deferred)
       (result (pi-lsp--diagnosed-buffers conn)))))
 
