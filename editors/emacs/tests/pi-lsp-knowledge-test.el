@@ -14,7 +14,8 @@
 (require 'package)
 (package-initialize)
 (require 'eglot)
-(setq pi-lsp-settings '(:diagnostics (:settleSeconds 5)))
+(setq pi-lsp-settings '(:diagnostics (:settleSeconds 5))
+      pi-lsp-language-request-timeout 1)
 
 (defvar t-checks nil)
 (defvar t-failed nil)
@@ -75,14 +76,29 @@
     (t-conversions)
     ;; the user's setup: eglot runs pylsp for the project's Python buffers
     (setq eglot-sync-connect 60 eglot-connect-timeout 60
-          eglot-server-programs (list (cons 'python-mode (list (getenv "PI_TEST_EGLOT_SERVER")))))
+          eglot-server-programs (list (cons 'python-mode (list (getenv "PI_TEST_EGLOT_SERVER")))
+                                      (cons 'js-mode (split-string (getenv "PI_TEST_SILENT_SERVER") "\t"))))
     (with-current-buffer app
       (call-interactively #'eglot)
       (t-check "eglot runs pylsp for app.py" (t-wait 60 #'eglot-current-server)))
+    (with-current-buffer (find-file-noselect (expand-file-name "slow.js" dir))
+      (call-interactively #'eglot)
+      (t-check "eglot runs the silent server for slow.js" (t-wait 60 #'eglot-current-server)))
     (setq t-conn (with-current-buffer app (pi-lsp-start)))
     (let ((pi (plist-get (plist-get (pi-lsp--client-capabilities) :experimental) :pi)))
       (t-check "pi-lsp.el advertises diagnostics and the language requests"
                (and (eq (plist-get pi :diagnostics) t) (= (length (plist-get pi :languageRequests)) 5)) pi))
+    (let* ((conversion (pi-lsp--make-conversion :conn t-conn :encoding "utf-32" :origin app))
+           (edit (pi-lsp--convert-workspace-edit
+                  conversion
+                  (list :changes (list (intern (concat ":" (eglot--path-to-uri app-file)))
+                                       (vector (list :range '(:start (:line 4 :character 29) :end (:line 4 :character 34))
+                                                     :newText "yell")))))))
+      (t-check "a WorkspaceEdit's `changes' come back under pi-lsp's URI, after the emoji in UTF-32"
+               (equal edit (list :changes (list (intern (concat ":" (pi-lsp-path-to-uri app-file)))
+                                                (vector (list :range '(:start (:line 4 :character 28) :end (:line 4 :character 33))
+                                                              :newText "yell")))))
+               edit))
     ;; definition and references across two files (lib.py is not visited)
     (let ((r (t-tool "definition" '(:path "app.py" :line 5 :symbol "shout" :occurrence 2))))
       (t-check "definition: lib.py line 1" (and (not (cdr r)) (string-search "lib.py:1:" (car r))
@@ -103,6 +119,9 @@
     (let ((r (t-tool "definition" '(:path "notes.txt" :line 1 :symbol "notes"))))
       (t-check "a file with no language server is an error saying so"
                (and (cdr r) (string-match-p "language server" (car r))) r))
+    (let ((r (t-tool "definition" '(:path "slow.js" :line 1 :symbol "x"))))
+      (t-check "a server that never answers: an error naming it, after `pi-lsp-language-request-timeout'"
+               (and (cdr r) (string-search "silent-server" (car r)) (string-search "no answer" (car r))) r))
     ;; an edit that introduces an undefined name gets the error in its result; the fix does not
     (let ((r (t-tool "edit" '(:path "app.py" :edits [(:oldText "shout(\"x\")" :newText "shout(missing_name)")]))))
       (t-check "the edit's result names the new error"
