@@ -19,7 +19,8 @@
 
 (defvar t-checks nil)
 (defvar t-failed nil)
-(defvar t-times nil "Seconds each tool call took, by name, for the notes.")
+(defvar t-times nil "(NAME SECONDS) of each tool call, for the notes.")
+(defvar t-results nil "(NAME TEXT) of each tool call, for the notes.")
 
 (defun t-check (name ok &optional detail)
   (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
@@ -48,6 +49,7 @@
                                    :timeout 60))
          (text (mapconcat (lambda (part) (or (plist-get part :text) "")) (plist-get message :content) "")))
     (push (list name (- (float-time) started)) t-times)
+    (push (list name text) t-results)
     (cons text (eq (plist-get message :isError) t))))
 
 (defconst t-lib "def shout(text):\n    return text.upper() + \"!\"\n")
@@ -148,7 +150,7 @@
         (t-check (format "%s renamed on disk" (file-name-nondirectory file)) (equal (t-read file) after) (t-read file))
         (t-check (format "%s renamed in its buffer, unmodified" (file-name-nondirectory file))
                  (and buffer (with-current-buffer buffer (and (equal (buffer-string) after) (not (buffer-modified-p))))))
-        (when buffer
+        (when (and buffer (with-current-buffer buffer (equal (buffer-string) after)))
           (with-current-buffer buffer
             (setq last-command nil)
             (undo)
@@ -162,5 +164,6 @@
 (with-temp-file (getenv "PI_TEST_RESULT")
   (insert (json-encode (list :failed (if t-failed t :json-false)
                              :checks (vconcat (reverse t-checks))
-                             :notes (list :times (reverse t-times))))))
+                             :notes (list :times (vconcat (mapcar #'vconcat (reverse t-times)))
+                                          :results (vconcat (mapcar #'vconcat (reverse t-results))))))))
 (kill-emacs (if t-failed 1 0))
