@@ -128,6 +128,9 @@
   (should (equal (pi-lsp-call-summary "bash" '(:command "python3 -m unittest -q\necho more")) "bash python3 -m unittest -q"))
   (should (equal (pi-lsp-call-summary "edit" '(:path "textkit/slug.py")) "edit textkit/slug.py"))
   (should (equal (pi-lsp-call-summary "grep" '(:pattern "def slugify" :path "src")) "grep def slugify in src"))
+  (should (equal (pi-lsp-call-summary "references" '(:path "lib.py" :line 1 :symbol "shout")) "references shout lib.py:1"))
+  (should (equal (pi-lsp-call-summary "rename" '(:path "lib.py" :line 1 :symbol "shout" :newName "yell")) "rename shout → yell lib.py:1"))
+  (should (equal (pi-lsp-call-summary "diagnostics" nil) "diagnostics"))
   (should (equal (pi-lsp--readable '(:path "a.py" :edits [(:oldText "x" :newText "y\nz")]) 0)
                  "path: a.py\nedits[1]:\n  oldText: x\n  newText: |\n    y\n    z\n")))
 
