@@ -448,7 +448,8 @@ RequestCancelled (-32800) and its server's late reply is dropped."
 
 (defun pi-lsp--diagnostic (diag beg end encoding)
   "The flymake diagnostic DIAG, now at BEG..END (nil: take eglot's range), as an LSP Diagnostic."
-  (let* ((lsp (alist-get 'eglot-lsp-diag (flymake-diagnostic-data diag)))
+  (let* ((data (flymake-diagnostic-data diag))
+         (lsp (and (listp data) (alist-get 'eglot-lsp-diag data)))
          (range (if (and beg end (or (not lsp) (< beg end)))
                     (let ((pi-lsp--encoding encoding))
                       (list :start (pi-lsp-position beg) :end (pi-lsp-position end)))
