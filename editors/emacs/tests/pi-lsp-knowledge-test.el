@@ -14,8 +14,7 @@
 (require 'package)
 (package-initialize)
 (require 'eglot)
-(setq pi-lsp-settings '(:diagnostics (:settleSeconds 5))
-      pi-lsp-language-request-timeout 1)
+(setq pi-lsp-settings '(:diagnostics (:settleSeconds 5)))
 
 (defvar t-checks nil)
 (defvar t-failed nil)
@@ -124,7 +123,7 @@
     (let ((r (t-tool "definition" '(:path "notes.txt" :line 1 :symbol "notes"))))
       (t-check "a file with no language server is an error saying so"
                (and (cdr r) (string-match-p "language server" (car r))) r))
-    (let ((r (t-tool "definition" '(:path "slow.js" :line 1 :symbol "x"))))
+    (let ((r (let ((pi-lsp-language-request-timeout 1)) (t-tool "definition" '(:path "slow.js" :line 1 :symbol "x")))))
       (t-check "a server that never answers: an error naming it, after `pi-lsp-language-request-timeout'"
                (and (cdr r) (string-search "silent-server" (car r)) (string-search "no answer" (car r))) r))
     ;; an edit that introduces an undefined name gets the error in its result; the fix does not
