@@ -85,7 +85,10 @@
                                       (cons 'js-mode (split-string (getenv "PI_TEST_SILENT_SERVER") "\t"))))
     (with-current-buffer app
       (call-interactively #'eglot)
-      (t-check "eglot runs pylsp for app.py" (t-wait 60 #'eglot-current-server)))
+      (t-check "eglot runs pylsp for app.py" (t-wait 60 #'eglot-current-server))
+      ;; flymake checks a buffer once it is shown, which never happens in --batch: start it, so
+      ;; app.py's diagnostics come from flymake's overlays as in a window (lib.py's from eglot)
+      (flymake-start))
     (with-current-buffer (find-file-noselect (expand-file-name "slow.js" dir))
       (call-interactively #'eglot)
       (t-check "eglot runs the silent server for slow.js" (t-wait 60 #'eglot-current-server)))
@@ -131,12 +134,20 @@
       (t-check "the edit's result names the new error"
                (and (not (cdr r)) (string-search "app.py:5" (car r)) (string-search "undefined name 'missing_name'" (car r)))
                r))
+    (t-check "flymake shows the error in app.py's buffer"
+             (with-current-buffer app
+               (cl-some (lambda (d) (string-search "missing_name" (flymake-diagnostic-text d))) (flymake-diagnostics)))
+             (with-current-buffer app (flymake-diagnostics)))
     (let ((r (t-tool "diagnostics" '(:path "app.py"))))
       (t-check "diagnostics lists it with its source"
                (and (string-search "undefined name 'missing_name'" (car r)) (string-search "pyflakes" (car r))) r))
     (let ((r (t-tool "diagnostics" (make-hash-table))))
       (t-check "diagnostics of the workspace list it too"
                (string-search "app.py:5: error: undefined name 'missing_name'" (car r)) r))
+    (let ((r (t-tool "symbols" '(:path "app.py"))))
+      (t-check "symbols: main on line 4" (and (not (cdr r)) (string-match-p "main.*4\\|4.*main" (car r))) r))
+    (let ((r (t-tool "hover" '(:path "lib.py" :line 1 :symbol "shout"))))
+      (t-check "hover: the signature" (and (not (cdr r)) (string-search "shout(text)" (car r))) r))
     (let ((r (t-tool "edit" '(:path "app.py" :edits [(:oldText "shout(missing_name)" :newText "shout(\"x\")")]))))
       (t-check "the fixing edit's result lists no problem"
                (and (not (cdr r)) (not (string-search "missing_name'" (car r)))) r))
