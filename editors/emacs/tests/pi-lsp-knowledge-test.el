@@ -14,7 +14,9 @@
 (require 'package)
 (package-initialize)
 (require 'eglot)
-(setq pi-lsp-settings '(:diagnostics (:settleSeconds 5)))
+;; generous limits (a loaded machine): they end early when the server answers
+(setq pi-lsp-settings '(:diagnostics (:settleSeconds 15) :languageServer (:timeoutSeconds 40))
+      pi-lsp-language-request-timeout 30)
 
 (defvar t-checks nil)
 (defvar t-failed nil)
