@@ -44,7 +44,8 @@ def test_eglot_pylsp_answers_the_language_tools(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".git").mkdir()
-    files = {"lib.py": LIB, "app.py": APP, "extra.py": EXTRA, "notes.txt": "notes\n", "slow.js": "var x = 1;\n"}
+    files = {"lib.py": LIB, "app.py": APP, "extra.py": EXTRA, "notes.txt": "notes\n", "slow.js": "var x = 1;\n",
+             "run.sh": "x=1\n"}
     for name, text in files.items():
         (ws / name).write_text(text, encoding="utf-8")
     result = tmp_path / "result.json"

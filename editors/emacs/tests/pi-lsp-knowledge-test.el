@@ -84,7 +84,9 @@
           eglot-move-to-column-function #'eglot-move-to-column)
     (setq eglot-sync-connect 60 eglot-connect-timeout 60
           eglot-server-programs (list (cons 'python-mode (list (getenv "PI_TEST_EGLOT_SERVER")))
-                                      (cons 'js-mode (split-string (getenv "PI_TEST_SILENT_SERVER") "\t"))))
+                                      (cons 'js-mode (split-string (getenv "PI_TEST_SILENT_SERVER") "\t"))
+                                      (cons 'sh-mode (split-string (getenv "PI_TEST_SILENT_SERVER") "\t"))))
+    (add-hook 'sh-mode-hook #'eglot-ensure)     ; no server for shell scripts runs yet
     (with-current-buffer app
       (call-interactively #'eglot)
       (t-check "eglot runs pylsp for app.py" (t-wait 60 #'eglot-current-server))
@@ -131,6 +133,12 @@
     (let ((r (let ((pi-lsp-language-request-timeout 1)) (t-tool "definition" '(:path "slow.js" :line 1 :symbol "x")))))
       (t-check "a server that never answers: an error naming it, after `pi-lsp-language-request-timeout'"
                (and (cdr r) (string-search "silent-server" (car r)) (string-search "no answer" (car r))) r))
+    (let ((r (let ((pi-lsp-language-request-timeout 1)) (t-tool "definition" '(:path "run.sh" :line 1 :symbol "x")))))
+      (t-check "a file no buffer visits whose mode runs eglot-ensure: loaded hidden, its server started and asked"
+               (and (cdr r) (string-search "silent-server" (car r))
+                    (let ((run (find-buffer-visiting (expand-file-name "run.sh" dir))))
+                      (and run (not (get-buffer-window run)) (pi-lsp--eglot-server run))))
+               r))
     ;; an edit that introduces an undefined name gets the error in its result; the fix does not
     (let ((r (t-tool "edit" '(:path "app.py" :edits [(:oldText "shout(\"x\")" :newText "shout(missing_name)")]))))
       (t-check "the edit's result names the new error"
