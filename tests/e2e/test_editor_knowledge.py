@@ -46,6 +46,24 @@ async def test_definition_and_references_across_two_files(make_editor, tmp_path:
     assert editor.language_requests[1]["params"]["context"] == {"includeDeclaration": True}
 
 
+async def test_positions_are_converted_for_a_utf8_client(make_editor, tmp_path: Path) -> None:
+    # Neovim-like: pi-lsp negotiates UTF-8 with the editor, pylsp speaks UTF-16; the editor converts
+    (tmp_path / "util.py").write_text("def helper(x):\n    return x\n", encoding="utf-8")
+    (tmp_path / "app.py").write_text("from util import helper\nname = '😀é'; v = helper(2)\n", encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path, profile="neovim")
+    assert editor.buffers.encoding == "utf-8"
+    result = await editor.call("references", {"path": "app.py", "line": 2, "symbol": "helper"})
+    assert result["isError"] is False, editor.result_text(result)
+    assert editor.language_requests[0]["params"]["position"] == {"line": 1, "character": 21}  # UTF-8 bytes (17 code points)
+    assert editor.result_text(result).splitlines() == [
+        "app.py:1: from util import helper", "app.py:2: name = '😀é'; v = helper(2)", "util.py:1: def helper(x):",
+    ]
+    editor.open("app.py")
+    renamed = await editor.call("rename", {"path": "app.py", "line": 2, "symbol": "helper", "newName": "aide"})
+    assert renamed["isError"] is False, editor.result_text(renamed)
+    assert editor.text("app.py") == "from util import aide\nname = '😀é'; v = aide(2)\n"
+
+
 async def test_symbols_and_hover(make_editor, tmp_path: Path) -> None:
     _project(tmp_path)
     editor = await _editor(make_editor, tmp_path)
@@ -131,3 +149,32 @@ async def test_advertised_tools_are_active_by_default_unless_active_tools_says_o
     )
     listing = (await chosen.request("pi/listTools", {}))["tools"]
     assert [tool["name"] for tool in listing if tool["active"]] == ["read", "definition"]
+
+
+async def test_the_diagnostics_tool_for_a_file_and_for_the_workspace(make_editor, tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / "bad.py").write_text("import os\n\nprint(missing)\n", encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    editor.open("bad.py")
+    assert await editor.wait_diagnostics("bad.py")
+    result = await editor.call("diagnostics", {"path": "bad.py"})
+    assert result["isError"] is False, editor.result_text(result)
+    assert editor.result_text(result) == (
+        "2 problems (1 error) in 1 file:\n"
+        "bad.py:3: error: undefined name 'missing' (pyflakes)\n"
+        "bad.py:1: warning: 'os' imported but unused (pyflakes)"
+    )
+    clean = await editor.call("diagnostics", {"path": "util.py"})
+    assert editor.result_text(clean) == "No problems reported for util.py."
+    workspace = await editor.call("diagnostics", {})
+    assert "bad.py:3: error: undefined name 'missing' (pyflakes)" in editor.result_text(workspace)
+
+
+async def test_a_protected_file_is_asked_about_like_read(make_editor, tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / ".env.py").write_text("SECRET = 1\n", encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path, message_answer="Deny")
+    result = await editor.call("symbols", {"path": ".env.py"})
+    assert result["isError"] is True and "declined" in editor.result_text(result)
+    assert len(editor.message_requests) == 1 and ".env.py" in editor.message_requests[0]
+    assert editor.language_requests == []

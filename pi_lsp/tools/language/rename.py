@@ -84,6 +84,7 @@ class RenameTool(LanguageTool):
     description = RENAME_DESCRIPTION
     args_model = RenameArgs
     method = "textDocument/rename"
+    prompt_snippet = "Rename a symbol everywhere it is used, through the editor (one undoable change per file)"
     execution_mode = "sequential"
 
     async def execute(self, args: RenameArgs, ctx: ToolContext) -> ToolResult:
