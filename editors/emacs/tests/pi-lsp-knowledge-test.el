@@ -16,7 +16,8 @@
 (require 'eglot)
 ;; generous limits (a loaded machine): they end early when the server answers
 (setq pi-lsp-settings '(:diagnostics (:settleSeconds 15) :languageServer (:timeoutSeconds 40))
-      pi-lsp-language-request-timeout 30)
+      pi-lsp-language-request-timeout 30
+      pi-lsp-attach-timeout 30)
 
 (defvar t-checks nil)
 (defvar t-failed nil)
@@ -110,6 +111,11 @@
                (equal edit (list :changes (list (intern (concat ":" (pi-lsp-path-to-uri app-file)))
                                                 (vector (list :range range :newText "yell")))))
                edit))
+    (let* ((tools (plist-get (jsonrpc-request t-conn :pi/listTools (make-hash-table)) :tools))
+           (active (lambda (name) (eq (plist-get (seq-find (lambda (tool) (equal (plist-get tool :name) name)) tools) :active) t))))
+      (t-check "pi/listTools: the language tools are active for Emacs"
+               (cl-every active '("diagnostics" "definition" "references" "rename" "symbols" "hover"))
+               (mapcar (lambda (tool) (list (plist-get tool :name) (plist-get tool :active) (plist-get tool :unavailable))) tools)))
     ;; definition and references across two files (lib.py is not visited)
     (let ((r (t-tool "definition" '(:path "app.py" :line 5 :symbol "shout" :occurrence 2))))
       (t-check "definition: lib.py line 1" (and (not (cdr r)) (string-search "lib.py:1:" (car r))
