@@ -471,16 +471,17 @@ flymake's where it has reported (the overlays' places follow later edits), else 
 report."
   (save-restriction
     (widen)
-    (let ((flymake-has-eglot (and (bound-and-true-p flymake-mode) (bound-and-true-p eglot--current-flymake-report-fn)))
-          seen out)
+    (let ((flymake-has-eglot (and (bound-and-true-p flymake-mode) (bound-and-true-p eglot--current-flymake-report-fn)
+                                  ;; else eglot keeps new reports to itself until flymake asks
+                                  flymake-no-changes-timeout))
+          out)
       (dolist (overlay (overlays-in (point-min) (point-max)))
         (when-let ((diag (overlay-get overlay 'flymake-diagnostic)))
-          (push diag seen)
-          (push (pi-lsp--diagnostic diag (overlay-start overlay) (overlay-end overlay) encoding) out)))
-      (unless flymake-has-eglot
+          (when (or flymake-has-eglot (not (eq (flymake-diagnostic-backend diag) 'eglot-flymake-backend)))
+            (push (pi-lsp--diagnostic diag (overlay-start overlay) (overlay-end overlay) encoding) out))))
+      (when (and (not flymake-has-eglot) (featurep 'eglot) (eglot-managed-p))
         (dolist (diag (bound-and-true-p eglot--diagnostics))
-          (unless (memq diag seen)
-            (push (pi-lsp--diagnostic diag nil nil encoding) out))))
+          (push (pi-lsp--diagnostic diag nil nil encoding) out)))
       (vconcat (sort out (lambda (a b)
                            (let ((pa (plist-get (plist-get a :range) :start))
                                  (pb (plist-get (plist-get b :range) :start)))
