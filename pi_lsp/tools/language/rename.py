@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field
