@@ -19,8 +19,13 @@ export const LINE_CHARS = 120;
 /** The HTML of one entry (one element with `data-id`). */
 export function entryHtml(entry: Entry): string {
   switch (entry.kind) {
-    case 'prompt':
-      return `<div class="entry prompt" data-id="${entry.id}"><span class="who">You</span>${paragraphs(entry.text)}</div>`;
+    case 'prompt': {
+      const how = entry.delivery === 'steer' ? 'steering' : entry.delivery === 'followUp' ? 'queued' : '';
+      const label = entry.delivery === 'steer' ? ' · steering (sent with the next model request)'
+        : entry.delivery === 'followUp' ? ' · queued (runs when this run ends)' : '';
+      return `<div class="entry prompt${how ? ` ${how}` : ''}" data-id="${entry.id}"${how ? ` data-delivery="${how}"` : ''}>`
+        + `<span class="who">You${label}</span>${paragraphs(entry.text)}</div>`;
+    }
     case 'assistant':
       return `<div class="entry assistant${entry.error ? ' error' : ''}" data-id="${entry.id}">`
         + `<div class="markdown">${markdownHtml(entry.text)}</div>`
