@@ -7,10 +7,11 @@
 // it; notes.txt has no language server); app.py is opened (pylsp starts), then the Pi view; one prompt
 // typed in the view runs ./knowledge-session.jsonl through `pi-lsp replay`:
 //   turn 1: definition of greet in app.py (-> greeting.py:1), its references (three files), a symbol
-//           that is not on the given line, symbols of notes.txt (no language server): the last two fail
-//           with a clear error;
+//           that is not on the given line and symbols of notes.txt (no language server), both failing
+//           with a clear error, and symbols of greeting.py;
 //   turn 2: rename greet -> welcome from greeting.py: one WorkspaceEdit over three files, saved;
-//   turn 3: an edit of app.py that introduces an undefined name: its result names pyflakes' error.
+//   turn 3: an edit of app.py that introduces an undefined name: its result names pyflakes' error;
+//   turn 4: the diagnostics tool on app.py names it too.
 // The replay checks what the model got (expect.toolResultContains; the pytest side fails on divergences);
 // this harness checks what the user sees: the Pi view's tool lines and results (DOM + screenshot), the
 // buffers and the files on disk, and that ONE undo in greeting.py and in cli.py takes the rename back.
@@ -202,12 +203,12 @@ async function main() {
     await view.locator('#prompt').fill(PROMPT);
     await view.locator('#prompt').press('Enter');
     await view.locator('.end[data-state="done"]').first().waitFor({ timeout: 90000 });
-    console.log(`the run (4 model turns, 6 language tool calls, 1 edit): ${Date.now() - started} ms`);
+    console.log(`the run (5 model turns, 8 language tool calls, 1 edit): ${Date.now() - started} ms`);
 
     const lines = await view.locator('.tool .tool-line').allTextContents();
     check('each tool call is one readable line', JSON.stringify(lines) === JSON.stringify([
       'definition app.py:3 greet', 'references greeting.py:1 greet', 'definition app.py:2 greet', 'symbols notes.txt',
-      'rename greeting.py:1 greet → welcome', 'edit app.py']), lines);
+      'symbols greeting.py', 'rename greeting.py:1 greet → welcome', 'edit app.py', 'diagnostics app.py']), lines);
     const tool = (n) => view.locator('.tool').nth(n);
     const resultOf = async (n) => {
       await tool(n).locator('summary').click();
@@ -226,13 +227,17 @@ async function main() {
     const noServer = tool(3);
     check('a file with no language server is an error that says so', (await noServer.getAttribute('class')).includes('error')
       && /language server/i.test(await noServer.locator('.error-result').textContent()), await noServer.textContent());
-    const rename = await resultOf(4);
+    const outline = await resultOf(4);
+    check('symbols outlines greeting.py: greet on line 1', /greet/.test(outline) && /\b1\b/.test(outline), outline);
+    const rename = await resultOf(5);
     check('the rename result lists the three files', ['greeting.py', 'app.py', 'cli.py'].every((s) => rename.includes(s)), rename);
-    const edit = tool(5);
-    const editResult = await resultOf(5);
+    const edit = tool(6);
+    const editResult = await resultOf(6);
     check('the edit that introduces an undefined name gets the error in its result',
       (await edit.getAttribute('class')).includes('done') && /app\.py:3: error: undefined name 'wrld'/.test(editResult), editResult);
-    await shoot('knowledge.png', [tool(0), tool(3), tool(4), tool(5), view.locator('.end[data-state="done"]')]);
+    const problems = await resultOf(7);
+    check('the diagnostics tool lists the undefined name too', /undefined name 'wrld'/.test(problems), problems);
+    await shoot('knowledge.png', [tool(0), tool(3), tool(5), tool(6), view.locator('.end[data-state="done"]')]);
 
     // The rename landed through the editor and was saved: disk = buffers, nothing dirty.
     const done = await reportState();
