@@ -8,7 +8,7 @@
 // typed in the view runs ./knowledge-session.jsonl through `pi-lsp replay`:
 //   turn 1: definition of greet in app.py (-> greeting.py:1), its references (three files), a symbol
 //           that is not on the given line and symbols of notes.txt (no language server), both failing
-//           with a clear error, and symbols of greeting.py;
+//           with a clear error, symbols of greeting.py and hover on greet;
 //   turn 2: rename greet -> welcome from greeting.py: one WorkspaceEdit over three files, saved;
 //   turn 3: an edit of app.py that introduces an undefined name: its result names pyflakes' error;
 //   turn 4: the diagnostics tool on app.py names it too.
@@ -203,12 +203,12 @@ async function main() {
     await view.locator('#prompt').fill(PROMPT);
     await view.locator('#prompt').press('Enter');
     await view.locator('.end[data-state="done"]').first().waitFor({ timeout: 90000 });
-    console.log(`the run (5 model turns, 8 language tool calls, 1 edit): ${Date.now() - started} ms`);
+    console.log(`the run (5 model turns, 9 language tool calls, 1 edit): ${Date.now() - started} ms`);
 
     const lines = await view.locator('.tool .tool-line').allTextContents();
     check('each tool call is one readable line', JSON.stringify(lines) === JSON.stringify([
       'definition app.py:3 greet', 'references greeting.py:1 greet', 'definition app.py:2 greet', 'symbols notes.txt',
-      'symbols greeting.py', 'rename greeting.py:1 greet → welcome', 'edit app.py', 'diagnostics app.py']), lines);
+      'symbols greeting.py', 'hover app.py:3 greet', 'rename greeting.py:1 greet → welcome', 'edit app.py', 'diagnostics app.py']), lines);
     const tool = (n) => view.locator('.tool').nth(n);
     const resultOf = async (n) => {
       await tool(n).locator('summary').click();
@@ -229,19 +229,21 @@ async function main() {
       && /language server/i.test(await noServer.locator('.error-result').textContent()), await noServer.textContent());
     const outline = await resultOf(4);
     check('symbols outlines greeting.py: greet on line 1', /greet/.test(outline) && /\b1\b/.test(outline), outline);
-    const rename = await resultOf(5);
+    const hover = await resultOf(5);
+    check('hover shows greet\'s signature', /greet\(name\)/.test(hover), hover);
+    const rename = await resultOf(6);
     check('the rename result lists the three files', ['greeting.py', 'app.py', 'cli.py'].every((s) => rename.includes(s)), rename);
-    const edit = tool(6);
-    const editResult = await resultOf(6);
+    const edit = tool(7);
+    const editResult = await resultOf(7);
     check('the edit that introduces an undefined name gets the error in its result',
       (await edit.getAttribute('class')).includes('done') && /app\.py:3: error: undefined name 'wrld'/.test(editResult), editResult);
-    const problems = await resultOf(7);
+    const problems = await resultOf(8);
     check('the diagnostics tool lists the undefined name too', /undefined name 'wrld'/.test(problems), problems);
     // app.py is the active editor: pylsp's error shows there as a squiggle, like any other problem.
     const squiggle = page.locator('.editor-group-container.active .monaco-editor .squiggly-error');
     check('the undefined name is underlined in app.py\'s editor', await waitUntil('the squiggle', async () => (await squiggle.count()) > 0,
       10000, 200).catch(() => false));
-    await shoot('knowledge.png', [tool(5), tool(6), tool(7), view.locator('.end[data-state="done"]'), squiggle.first()]);
+    await shoot('knowledge.png', [tool(6), tool(7), tool(8), view.locator('.end[data-state="done"]'), squiggle.first()]);
 
     // The rename landed through the editor and was saved: disk = buffers, nothing dirty.
     const done = await reportState();
