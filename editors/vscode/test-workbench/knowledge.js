@@ -9,9 +9,9 @@
 //   turn 1: definition of greet in app.py (-> greeting.py:1), its references (three files), a symbol
 //           that is not on the given line and symbols of notes.txt (no language server), both failing
 //           with a clear error, symbols of greeting.py and hover on greet;
-//   turn 2: rename greet -> welcome from greeting.py: one WorkspaceEdit over three files, saved;
-//   turn 3: an edit of app.py that introduces an undefined name: its result names pyflakes' error;
-//   turn 4: the diagnostics tool on app.py names it too.
+//   turn 2: an edit of app.py that introduces an undefined name: its result names pyflakes' error;
+//   turn 3: rename greet -> welcome from greeting.py: one WorkspaceEdit over three files, saved;
+//   turn 4: the diagnostics tool on app.py still names the undefined name.
 // The replay checks what the model got (expect.toolResultContains; the pytest side fails on divergences);
 // this harness checks what the user sees: the Pi view's tool lines and results (DOM + screenshot), the
 // buffers and the files on disk, and that ONE undo in greeting.py and in cli.py takes the rename back.
@@ -50,8 +50,9 @@ const UD = path.join(DIR, 'ud');
 const STATE = path.join(DIR, 'state.json');
 const original = (name) => fs.readFileSync(path.join(SOURCE, name), 'utf8');
 const disk = (name) => fs.readFileSync(path.join(WS, name), 'utf8');
-const renamed = (name) => original(name).replace(/\bgreet\b/g, 'welcome');
-const PROMPT = 'Rename greet to welcome everywhere, then make app.py greet a name.';
+const renameText = (text) => text.replace(/\bgreet\b/g, 'welcome');
+const renamed = (name) => renameText(original(name));
+const PROMPT = 'Make app.py greet a name, then rename greet to welcome everywhere.';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const checks = [];
@@ -208,7 +209,7 @@ async function main() {
     const lines = await view.locator('.tool .tool-line').allTextContents();
     check('each tool call is one readable line', JSON.stringify(lines) === JSON.stringify([
       'definition app.py:3 greet', 'references greeting.py:1 greet', 'definition app.py:2 greet', 'symbols notes.txt',
-      'symbols greeting.py', 'hover app.py:3 greet', 'rename greeting.py:1 greet → welcome', 'edit app.py', 'diagnostics app.py']), lines);
+      'symbols greeting.py', 'hover app.py:3 greet', 'edit app.py', 'rename greeting.py:1 greet → welcome', 'diagnostics app.py']), lines);
     const tool = (n) => view.locator('.tool').nth(n);
     const resultOf = async (n) => {
       await tool(n).locator('summary').click();
@@ -231,10 +232,10 @@ async function main() {
     check('symbols outlines greeting.py: greet on line 1', /greet/.test(outline) && /\b1\b/.test(outline), outline);
     const hover = await resultOf(5);
     check('hover shows greet\'s signature', /greet\(name\)/.test(hover), hover);
-    const rename = await resultOf(6);
+    const rename = await resultOf(7);
     check('the rename result lists the three files', ['greeting.py', 'app.py', 'cli.py'].every((s) => rename.includes(s)), rename);
-    const edit = tool(7);
-    const editResult = await resultOf(7);
+    const edit = tool(6);
+    const editResult = await resultOf(6);
     check('the edit that introduces an undefined name gets the error in its result',
       (await edit.getAttribute('class')).includes('done') && /app\.py:3: error: undefined name 'wrld'/.test(editResult), editResult);
     const problems = await resultOf(8);
@@ -247,7 +248,7 @@ async function main() {
 
     // The rename landed through the editor and was saved: disk = buffers, nothing dirty.
     const done = await reportState();
-    const APP = renamed('app.py').replace('welcome("world")', 'welcome(wrld)');
+    const APP = renameText(original('app.py').replace('greet("world")', 'greet(wrld)'));
     for (const [name, want] of [['greeting.py', renamed('greeting.py')], ['cli.py', renamed('cli.py')], ['app.py', APP]]) {
       const d = doc(done, name);
       check(`${name} on disk holds the rename${name === 'app.py' ? ' and the edit' : ''}`, disk(name) === want, disk(name));
