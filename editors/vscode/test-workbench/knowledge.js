@@ -4,8 +4,9 @@
 // `pylsp`, python-lsp-server with pyflakes), bundled and packaged here, installed next to pi-lsp.vsix.
 //
 // Flow: a copy of ./knowledge-workspace (greeting.py defines greet(); app.py and cli.py import and call
-// it; notes.txt has no language server); app.py is opened (pylsp starts), then the Pi view; one prompt
-// typed in the view runs ./knowledge-session.jsonl through `pi-lsp replay`:
+// it; notes.txt has no language server); the Pi view is opened with no file open (pylsp starts only when
+// the first language request loads a Python file in the background); one prompt typed in the view runs
+// ./knowledge-session.jsonl through `pi-lsp replay`:
 //   turn 1: definition of greet in app.py (-> greeting.py:1), its references (three files), a symbol
 //           that is not on the given line and symbols of notes.txt (no language server), both failing
 //           with a clear error, symbols of greeting.py and hover on greet;
@@ -141,6 +142,7 @@ function writeSettings() {
     'pi.model': 'replay',
     // an upper bound only: the wait ends when pylsp has published and gone quiet
     'pi.diagnostics.settleSeconds': 20,
+    'pi.languageServer.timeoutSeconds': 30, // the same: pylsp starts during the first requests
     'pylspTest.command': PYLSP,
     'files.autoSave': 'off',
     'workbench.startupEditor': 'none',
@@ -189,9 +191,11 @@ async function main() {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(WS)}`);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
 
-    // app.py open: the pylsp test extension activates (onLanguage:python) and starts pylsp.
-    await openFile('app.py');
-    await pick('>Pi: Focus on Transcript View', 'Pi: Focus on Transcript View');
+    // No Python file is open yet, so the pylsp extension is not active: the first language request loads
+    // app.py in the background, which activates it (onLanguage:python), and waits for it to attach.
+    // (The palette lists the command once the workbench has loaded the extensions: retry until it does.)
+    await waitUntil('the Pi view command', () => pick('>Pi: Focus on Transcript View', 'Pi: Focus on Transcript View')
+      .then(() => true, () => false), 60000, 500);
     const ready = await waitUntil('the Pi extension and its server', async () => {
       const s = await reportState();
       return s && s.serverRunning ? s : null;
@@ -240,7 +244,8 @@ async function main() {
       (await edit.getAttribute('class')).includes('done') && /app\.py:3: error: undefined name 'wrld'/.test(editResult), editResult);
     const problems = await resultOf(8);
     check('the diagnostics tool lists the undefined name too', /undefined name 'wrld'/.test(problems), problems);
-    // app.py is the active editor: pylsp's error shows there as a squiggle, like any other problem.
+    // Opened now, app.py shows pylsp's error as a squiggle, like any other problem.
+    await openFile('app.py');
     const squiggle = page.locator('.editor-group-container.active .monaco-editor .squiggly-error');
     check('the undefined name is underlined in app.py\'s editor', await waitUntil('the squiggle', async () => (await squiggle.count()) > 0,
       10000, 200).catch(() => false));
