@@ -242,6 +242,8 @@ async function main() {
     const editResult = await resultOf(6);
     check('the edit that introduces an undefined name gets the error in its result',
       (await edit.getAttribute('class')).includes('done') && /app\.py:3: error: undefined name 'wrld'/.test(editResult), editResult);
+    check('the problems are credited to the language extension that serves Python files (VS Code names no provider)',
+      editResult.includes('Python (pylsp, test only)'), editResult);
     const problems = await resultOf(8);
     check('the diagnostics tool lists the undefined name too', /undefined name 'wrld'/.test(problems), problems);
     // Opened now, app.py shows pylsp's error as a squiggle, like any other problem.
