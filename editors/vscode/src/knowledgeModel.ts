@@ -84,20 +84,25 @@ export function parseLanguageRequest(value: unknown): LanguageRequest | string {
 export interface ExtensionInfo {
   id: string;
   isActive: boolean;
-  packageJSON: { displayName?: unknown; name?: unknown; main?: unknown; activationEvents?: unknown };
+  packageJSON: { displayName?: unknown; name?: unknown; main?: unknown; activationEvents?: unknown; contributes?: unknown };
 }
 
 /**
  * The extensions that serve `languageId` as VS Code knows them: extensions with code (`main`) whose
- * activation events name `onLanguage:<languageId>`, except `ownId` (pi-lsp). VS Code never says which
+ * activation events name `onLanguage:<languageId>` or that contribute the language (VS Code activates
+ * those for it implicitly), except `ownId` (pi-lsp). VS Code never says which
  * extension's provider answered a `vscode.execute*Provider` command, so these are the best honest names
  * of the document's language servers. Named by `displayName` (else `name`, else the id), in the order given.
  */
 export function languageExtensions(languageId: string, extensions: readonly ExtensionInfo[], ownId: string): ExtensionInfo[] {
   const event = `onLanguage:${languageId}`;
+  const contributes = (e: ExtensionInfo) => {
+    const c = e.packageJSON.contributes;
+    return isObject(c) && Array.isArray(c.languages) && c.languages.some((l: unknown) => isObject(l) && l.id === languageId);
+  };
   return extensions.filter((e) => e.id.toLowerCase() !== ownId.toLowerCase()
     && typeof e.packageJSON.main === 'string'
-    && Array.isArray(e.packageJSON.activationEvents) && e.packageJSON.activationEvents.includes(event));
+    && ((Array.isArray(e.packageJSON.activationEvents) && e.packageJSON.activationEvents.includes(event)) || contributes(e)));
 }
 
 export function extensionName(e: ExtensionInfo): string {

@@ -12,7 +12,7 @@
  *   answer is `{servers, result}`: `result` in LSP JSON (definition/references: every provider's
  *   locations, de-duplicated; rename/hover/documentSymbol: VS Code's first non-empty answer).
  *   VS Code does not say which extension's provider answered, so `servers` names the active extensions
- *   activated by `onLanguage:<languageId>` (pi-lsp excluded); when there is none it is
+ *   activated by `onLanguage:<languageId>` or contributing the language (pi-lsp excluded); when there is none it is
  *   `["VS Code language features"]` if some provider answered, else `[]`, which pi-lsp reports as "no
  *   language server for this file". pi-lsp registers none of these five providers, so VS Code's answers
  *   never include its own. A provider's error (a rename VS Code rejects) is a -32803 reply

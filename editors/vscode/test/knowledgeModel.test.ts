@@ -63,12 +63,15 @@ test('the servers of a document are the code extensions activated by its languag
     ext('test.pylsp', { displayName: 'Python (pylsp)', main: 'x.js', activationEvents: ['onLanguage:python'] }),
     ext('test.any', { name: 'any', main: 'x.js', activationEvents: ['onLanguage'] }),
     ext('test.md', { main: 'x.js', activationEvents: ['onLanguage:markdown'] }),
+    ext('test.svelte', { main: 'x.js', contributes: { languages: [{ id: 'svelte' }] } }), // implicit onLanguage:svelte
+    ext('test.grammar', { contributes: { languages: [{ id: 'svelte' }] } }), // no code
   ];
   const python = languageExtensions('python', all, 'Pi-LSP.pi-lsp');
   assert.deepEqual(python.map((e) => e.id), ['test.pylsp']);
   assert.deepEqual(serverNames(python, false), ['Python (pylsp)']);
   assert.deepEqual(serverNames(languageExtensions('markdown', all, 'pi-lsp.pi-lsp'), true), ['test.md']);
   assert.deepEqual(languageExtensions('plaintext', all, 'pi-lsp.pi-lsp'), []);
+  assert.deepEqual(languageExtensions('svelte', all, 'pi-lsp.pi-lsp').map((e) => e.id), ['test.svelte']);
 });
 
 test('servers is empty only when no extension serves the language and no provider answered', () => {
