@@ -24,6 +24,7 @@ export const KNOWLEDGE_CAPABILITIES = { diagnostics: true, languageRequests: Obj
 /** JSON-RPC error codes used in replies (LSP spec). */
 export const INVALID_PARAMS = -32602;
 export const REQUEST_FAILED = -32803;
+export const REQUEST_CANCELLED = -32800;
 
 /** Most time spent waiting for a document's language extensions to activate (ms): then the answer is `servers: []`. */
 export const ATTACH_TIMEOUT_MS = 5000;
@@ -334,6 +335,45 @@ export class UriCoalescer {
     }
     this.handle = undefined;
     this.pending = [];
+  }
+}
+
+/** Why {@link bounded} gave up: pi-lsp cancelled (`cancelled`) or the time ran out. */
+export class BoundExceeded extends Error {
+  constructor(message: string, readonly cancelled: boolean) {
+    super(message);
+  }
+}
+
+/** The slice of a `CancellationToken` {@link bounded} needs. */
+export interface Cancellation {
+  isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+/**
+ * `work`'s value, unless `token` is cancelled first or `ms` pass (then a {@link BoundExceeded}): the
+ * extension never leaves pi-lsp waiting on a provider that does not answer. `work` itself cannot be
+ * stopped (VS Code's commands take no token); its late answer is dropped.
+ */
+export async function bounded<T>(work: PromiseLike<T>, token: Cancellation, ms: number, timers: Timers = realTimers): Promise<T> {
+  let handle: unknown;
+  let listener: { dispose(): void } | undefined;
+  const stop = new Promise<never>((_, reject) => {
+    if (token.isCancellationRequested) {
+      reject(new BoundExceeded('cancelled by pi-lsp', true));
+      return;
+    }
+    handle = timers.set(() => reject(new BoundExceeded(`no answer from the language servers within ${ms / 1000} s`, false)), ms);
+    listener = token.onCancellationRequested(() => reject(new BoundExceeded('cancelled by pi-lsp', true)));
+  });
+  try {
+    return await Promise.race([Promise.resolve(work), stop]);
+  } finally {
+    if (handle !== undefined) {
+      timers.clear(handle);
+    }
+    listener?.dispose();
   }
 }
 

@@ -27,12 +27,10 @@
 import * as vscode from 'vscode';
 import { LanguageClient, ResponseError, State, StaticFeature } from 'vscode-languageclient/node';
 import {
-  ATTACH_TIMEOUT_MS, Converter, ExtensionInfo, INVALID_PARAMS, KNOWLEDGE_CAPABILITIES, PROVIDER_TIMEOUT_MS, REQUEST_FAILED,
-  UNNAMED_PROVIDER, UriCoalescer, hoverResult, languageExtensions, locationsResult, parseLanguageRequest, renameResult,
+  ATTACH_TIMEOUT_MS, BoundExceeded, Converter, ExtensionInfo, INVALID_PARAMS, KNOWLEDGE_CAPABILITIES, PROVIDER_TIMEOUT_MS, REQUEST_FAILED,
+  REQUEST_CANCELLED, UNNAMED_PROVIDER, UriCoalescer, bounded, hoverResult, languageExtensions, locationsResult, parseLanguageRequest, renameResult,
   serverNames, symbolsResult, withoutOwn,
 } from './knowledgeModel';
-
-const REQUEST_CANCELLED = -32800;
 
 /** Adds issue 17's entries to `capabilities.experimental.pi` (after the other `pi` capabilities are set). */
 export class LanguageKnowledgeFeature implements StaticFeature {
@@ -98,8 +96,8 @@ class LanguageKnowledge implements vscode.Disposable {
     try {
       raw = await bounded(vscode.commands.executeCommand(request.command, ...args), token, PROVIDER_TIMEOUT_MS);
     } catch (error) {
-      if (error instanceof ResponseError) {
-        throw error;
+      if (error instanceof BoundExceeded) {
+        throw new ResponseError(error.cancelled ? REQUEST_CANCELLED : REQUEST_FAILED, error.message);
       }
       const names = serverNames(extensions, true);
       throw new ResponseError(REQUEST_FAILED, `${names.join(', ') || UNNAMED_PROVIDER}: ${error instanceof Error ? error.message : String(error)}`);
@@ -243,22 +241,6 @@ function diagnosticKey(d: vscode.Diagnostic): string {
   const code = typeof d.code === 'object' && d.code !== null ? d.code.value : d.code;
   const r = d.range;
   return JSON.stringify([r.start.line, r.start.character, r.end.line, r.end.character, d.severity, d.message, d.source ?? null, code ?? null]);
-}
-
-/** `work`, or a ResponseError when `token` is cancelled (-32800) or `ms` pass first (-32803). */
-async function bounded<T>(work: Thenable<T>, token: vscode.CancellationToken, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  let cancel: vscode.Disposable | undefined;
-  const stop = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ResponseError(REQUEST_FAILED, `no answer from the language servers within ${ms / 1000} s`)), ms);
-    cancel = token.onCancellationRequested(() => reject(new ResponseError(REQUEST_CANCELLED, 'cancelled by pi-lsp')));
-  });
-  try {
-    return await Promise.race([Promise.resolve(work), stop]);
-  } finally {
-    clearTimeout(timer);
-    cancel?.dispose();
-  }
 }
 
 function delay(ms: number): Promise<void> {

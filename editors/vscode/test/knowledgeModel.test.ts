@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import {
-  Converter, ExtensionInfo, KNOWLEDGE_CAPABILITIES, LANGUAGE_COMMANDS, Timers, UNNAMED_PROVIDER, UriCoalescer, hoverResult,
+  BoundExceeded, Converter, ExtensionInfo, KNOWLEDGE_CAPABILITIES, LANGUAGE_COMMANDS, Timers, UNNAMED_PROVIDER, UriCoalescer, bounded, hoverResult,
   languageExtensions, locationsResult, parseLanguageRequest, renameResult, serverNames, symbolsResult, withoutOwn,
 } from '../src/knowledgeModel';
 
@@ -172,4 +172,26 @@ test('diagnostics changes are coalesced: one notification per window, each uri o
   coalescer.dispose();
   assert.equal(pending.length, 0);
   assert.equal(sent.length, 1, 'disposed: what was pending is dropped');
+});
+
+test('a provider that never answers: cancelled by pi-lsp or out of time, never a hang', async () => {
+  const never = new Promise<number>(() => {});
+  const listeners: (() => void)[] = [];
+  const token = { isCancellationRequested: false, onCancellationRequested: (l: () => void) => { listeners.push(l); return { dispose: () => listeners.splice(listeners.indexOf(l), 1) }; } };
+  const pending: { fn: () => void }[] = [];
+  const timers: Timers = { set: (fn) => { const t = { fn }; pending.push(t); return t; }, clear: (h) => { pending.splice(pending.indexOf(h as never), 1); } };
+
+  const cancelled = bounded(never, token, 30000, timers);
+  listeners[0]();
+  await assert.rejects(cancelled, (e: unknown) => e instanceof BoundExceeded && e.cancelled && /cancelled by pi-lsp/.test(e.message));
+  assert.equal(listeners.length, 0, 'the listener is removed');
+  assert.equal(pending.length, 0, 'the timer is cleared');
+
+  const late = bounded(never, token, 30000, timers);
+  pending[0].fn();
+  await assert.rejects(late, (e: unknown) => e instanceof BoundExceeded && !e.cancelled && /within 30 s/.test(e.message));
+
+  await assert.rejects(bounded(never, { ...token, isCancellationRequested: true }, 30000, timers), (e: unknown) => e instanceof BoundExceeded && e.cancelled);
+  assert.equal(await bounded(Promise.resolve(7), token, 30000, timers), 7);
+  assert.equal(pending.length, 0);
 });
