@@ -102,3 +102,14 @@ test('steering and queued messages show as the user\'s, marked; a plain prompt i
   assert.match(entryHtml(queued), /class="entry prompt queued"[^>]*data-delivery="queued"/);
   assert.match(entryHtml(queued), /You · queued \(runs when this run ends\)/);
 });
+
+test('the language tools (issue 17) read as path:line and symbol', () => {
+  assert.equal(toolLine('definition', { path: 'app.py', line: 3, symbol: 'greet' }), 'definition app.py:3 greet');
+  assert.equal(toolLine('references', { path: 'app.py', line: 3, symbol: 'greet', occurrence: 2 }), 'references app.py:3 greet (#2)');
+  assert.equal(toolLine('rename', { path: 'greeting.py', line: 1, symbol: 'greet', newName: 'welcome' }), 'rename greeting.py:1 greet → welcome');
+  assert.equal(toolLine('hover', { path: 'app.py', line: 1, symbol: 'greet' }), 'hover app.py:1 greet');
+  assert.equal(toolLine('symbols', { path: 'notes.txt' }), 'symbols notes.txt');
+  assert.equal(toolLine('diagnostics', { path: 'app.py' }), 'diagnostics app.py');
+  assert.equal(toolLine('diagnostics', {}), 'diagnostics workspace');
+  assert.equal(toolLine('definition', {}), 'definition');
+});
