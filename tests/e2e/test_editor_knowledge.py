@@ -120,7 +120,7 @@ async def test_client_without_the_capability_lists_the_tools_inactive(make_edito
     listing = {tool["name"]: tool for tool in (await editor.request("pi/listTools", {}))["tools"]}
     for name, method in [
         ("definition", "textDocument/definition"), ("references", "textDocument/references"),
-        ("symbols", "textDocument/documentSymbol"), ("hover", "textDocument/hover"),
+        ("rename", "textDocument/rename"), ("symbols", "textDocument/documentSymbol"), ("hover", "textDocument/hover"),
     ]:
         assert listing[name]["active"] is False
         assert listing[name]["unavailable"] == (
@@ -140,7 +140,7 @@ async def test_advertised_tools_are_active_by_default_unless_active_tools_says_o
     editor = await _editor(make_editor, tmp_path)
     listing = {tool["name"]: tool for tool in (await editor.request("pi/listTools", {}))["tools"]}
     assert [name for name, tool in listing.items() if tool["active"]] == [
-        "read", "bash", "edit", "write", "diagnostics", "definition", "references", "symbols", "hover",
+        "read", "bash", "edit", "write", "diagnostics", "definition", "references", "rename", "symbols", "hover",
     ]
     assert all("unavailable" not in tool for tool in listing.values())
     chosen = await make_editor(
