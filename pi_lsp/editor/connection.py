@@ -45,6 +45,10 @@ class ClientFeatures:
         change_annotations: ``workspace.workspaceEdit.changeAnnotationSupport`` is advertised
             (the client can ask the user to confirm an annotated edit, ``needsConfirmation``).
         client_name: ``clientInfo.name`` or ``""``.
+        diagnostics: ``experimental.pi.diagnostics``: the client answers ``pi/diagnostics`` and
+            sends ``pi/diagnosticsChanged`` (issue 17, KNOWLEDGE_SPEC).
+        language_requests: ``experimental.pi.languageRequests``: the LSP methods the client
+            answers through ``pi/languageRequest`` (strings only, in the client's order).
     """
 
     apply_edit: bool = False
@@ -60,6 +64,8 @@ class ClientFeatures:
     review: bool = False
     change_annotations: bool = False
     client_name: str = ""
+    diagnostics: bool = False
+    language_requests: tuple[str, ...] = ()
 
     @property
     def versioned_edits(self) -> bool:
@@ -106,7 +112,16 @@ class ClientFeatures:
                 _get(workspace_edit, "change_annotation_support") or _get(workspace_edit, "changeAnnotationSupport")
             ) is not None,
             client_name=name if isinstance(name, str) else "",
+            diagnostics=flag(pi.get("diagnostics")),
+            language_requests=_methods(pi.get("languageRequests")),
         )
+
+
+def _methods(value: Any) -> tuple[str, ...]:
+    """``languageRequests``: the string items of a list, duplicates dropped; anything else: none."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(item for item in value if isinstance(item, str)))
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ function M.handlers()
     ['pi/approvalWithdrawn'] = approvals.approval_withdrawn,
     ['pi/reviewEdit'] = require('pi_lsp.review').review_edit,
     ['pi/reviewWithdrawn'] = require('pi_lsp.review').review_withdrawn,
-    ['pi/event'] = transcript.on_event,
+    ['pi/event'] = require('pi_lsp.run').on_event,
     ['window/logMessage'] = transcript.on_log_message,
     ['window/showMessage'] = transcript.on_show_message,
   }
