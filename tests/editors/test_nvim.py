@@ -184,6 +184,16 @@ def test_review_before_apply_accepts_and_rejects_hunks_in_the_float(nvim: str, t
     assert not (ws / "notes.txt").exists()
 
 
+def test_a_review_nobody_answers_is_withdrawn_and_writes_nothing(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "nvim_review_timeout.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "review_timeout.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert 'return "hi"' in (ws / "greet.py").read_text(encoding="utf-8")
+
+
 def test_pi_changes_p_undoes_only_the_last_prompt(nvim: str, tmp_path: Path) -> None:
     replay = Replay(SESSIONS / "nvim_prompts.jsonl")
     try:
