@@ -116,6 +116,13 @@ class WorkspaceScanner:
         self._content[path] = (key, digest or UNRESTORABLE)
         return digest or UNRESTORABLE
 
+    def close(self) -> None:
+        """Drop the inotify watch (the next snapshot walks everything). Idempotent."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._base = None
+
     def cached_digests(self) -> list[str]:
         """The blob digests the content cache holds (the blob collector keeps them)."""
         return [digest for _, digest in list(self._content.values())

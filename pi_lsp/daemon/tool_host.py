@@ -99,8 +99,9 @@ class ToolHost:
         )
         self.pipeline.add_before_hook(bash_changes.before)
         self.pipeline.add_after_hook(bash_changes.after)
+        self.scanner = bash_changes.scanner
         self.blob_collector = BlobCollector(
-            self.changes.directory, self.changes.blobs, bash_changes.scanner.cached_digests,
+            self.changes.directory, self.changes.blobs, self.scanner.cached_digests,
             settings.changes.blob_grace_minutes * 60,
         )
         # issue 17: the problems an edit/write introduced, appended to its result
@@ -157,6 +158,7 @@ class ToolHost:
             return
         self._closed = True
         self.blob_collector.close()
+        self.scanner.close()
         try:
             await self.processes.end_all(include_children=True)
         except Exception:
@@ -169,6 +171,7 @@ class ToolHost:
             return
         self._closed = True
         self.blob_collector.close()
+        self.scanner.close()
         try:
             self.processes.end_all_blocking(include_children=True)
         except Exception:
