@@ -1,0 +1,190 @@
+--- pi_lsp.language_servers: the user's own language servers as seen from a buffer (issue 17): the
+--- LSP clients attached to it other than pi-lsp, what they support, loading a file that is not
+--- loaded (hidden) so they attach, and bounded requests to them.
+---
+--- Public APIs on each version: `vim.lsp.get_clients` and `client:supports_method` (0.10+; dynamic
+--- registrations count), else 0.7's `vim.lsp.buf_get_clients` and `client.server_capabilities`.
+local client_mod = require('pi_lsp.client')
+local async = require('pi_lsp.async')
+
+local M = {}
+
+local api = vim.api
+local HAS_011 = vim.fn.has('nvim-0.11') == 1
+
+--- The server capability of each method pi-lsp may relay (for Neovim 0.7).
+M.PROVIDERS = {
+  ['textDocument/definition'] = 'definitionProvider',
+  ['textDocument/references'] = 'referencesProvider',
+  ['textDocument/rename'] = 'renameProvider',
+  ['textDocument/documentSymbol'] = 'documentSymbolProvider',
+  ['textDocument/hover'] = 'hoverProvider',
+}
+
+--- Whether `client` is a pi-lsp client (started by this plugin, or the one asking: `pi_id`).
+function M.is_pi(client, pi_id)
+  if client.id == pi_id then
+    return true
+  end
+  for _, id in pairs(client_mod.by_root) do
+    if id == client.id then
+      return true
+    end
+  end
+  return false
+end
+
+local function stopped(client)
+  if HAS_011 then
+    return client:is_stopped()
+  end
+  return client.is_stopped ~= nil and client.is_stopped()
+end
+
+--- The clients attached to `bufnr` other than pi-lsp, in attach order (client id order).
+function M.others(bufnr, pi_id)
+  local all
+  if vim.lsp.get_clients then
+    all = vim.lsp.get_clients({ bufnr = bufnr })
+  else
+    all = vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+  end
+  local out = {}
+  for _, c in ipairs(all) do
+    if not M.is_pi(c, pi_id) and not stopped(c) then
+      table.insert(out, c)
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.id < b.id
+  end)
+  return out
+end
+
+--- The names of `clients`, as a list.
+function M.names(clients)
+  local names = {}
+  for _, c in ipairs(clients) do
+    table.insert(names, c.name)
+  end
+  return names
+end
+
+--- Whether `client` answers `method` for `bufnr`.
+function M.supports(client, method, bufnr)
+  if HAS_011 then
+    return client:supports_method(method, bufnr)
+  end
+  local provider = (client.server_capabilities or {})[M.PROVIDERS[method] or '']
+  return provider ~= nil and provider ~= false
+end
+
+--- Whether `client` finished initializing (its capabilities are known).
+local function ready(client)
+  return client.initialized == true or client.server_capabilities ~= nil
+end
+
+--- The buffer of `uri`, loaded hidden when it is not loaded: `bufnr, just_loaded` or `nil, problem`.
+--- The buffer is not shown, not listed and not modified; filetype detection runs (as when the user
+--- opens the file) so the user's language-server autostart attaches. The swap-file question is
+--- suppressed ('shortmess' A) so a handler never waits for a key.
+function M.load(uri)
+  local buf = require('pi_lsp.documents').find_buf(uri)
+  if buf then
+    return buf, false
+  end
+  local ok, fname = pcall(vim.uri_to_fname, uri)
+  if not ok or type(uri) ~= 'string' or not uri:match('^file:') then
+    return nil, 'not a file uri: ' .. tostring(uri)
+  end
+  if vim.fn.filereadable(fname) ~= 1 then
+    return nil, 'no such file: ' .. fname
+  end
+  buf = vim.fn.bufadd(fname)
+  local shortmess = vim.o.shortmess
+  vim.o.shortmess = shortmess .. 'A'
+  local loaded, err = pcall(vim.fn.bufload, buf)
+  vim.o.shortmess = shortmess
+  if not loaded then
+    return nil, 'could not load ' .. fname .. ': ' .. tostring(err)
+  end
+  if vim.bo[buf].filetype == '' then
+    api.nvim_buf_call(buf, function()
+      vim.cmd('silent! filetype detect')
+    end)
+  end
+  return buf, true
+end
+
+--- Wait (bounded by `timeout_ms`) until the language servers of `bufs` can be asked: every
+--- attached client has initialized, and each buffer in `fresh` (just loaded) has some client
+--- attached (a buffer without a filetype gets none, so it is not waited for). Call inside
+--- `pi_lsp.async.handle`.
+function M.settle(bufs, fresh, pi_id, timeout_ms)
+  return async.wait_until(function()
+    for _, b in ipairs(bufs) do
+      local others = M.others(b, pi_id)
+      if fresh[b] and #others == 0 and vim.bo[b].filetype ~= '' then
+        return false
+      end
+      for _, c in ipairs(others) do
+        if not ready(c) then
+          return false
+        end
+      end
+    end
+    return true
+  end, timeout_ms)
+end
+
+--- Cancel request `id` of `client` (sends `$/cancelRequest`).
+local function cancel(client, id)
+  if HAS_011 then
+    pcall(client.cancel_request, client, id)
+  else
+    pcall(client.cancel_request, id)
+  end
+end
+
+--- Send `method` with `params[i]` to each of `clients` and wait (at most `timeout_ms`) for every
+--- reply. Returns a list (same order) of `{err = ResponseError|string|nil, result = any}`; a
+--- server that did not answer in time gets its request cancelled and `err = 'did not answer
+--- within N ms'`. Call inside `pi_lsp.async.handle`.
+function M.request_all(clients, method, params, bufnr, timeout_ms)
+  local replies, pending, ids = {}, #clients, {}
+  if pending == 0 then
+    return replies
+  end
+  async.await(function(resume)
+    for i, c in ipairs(clients) do
+      local sent, id = client_mod.request(c, method, params[i], function(err, result)
+        if replies[i] == nil then
+          replies[i] = { err = err, result = result }
+          pending = pending - 1
+          if pending == 0 then
+            resume(true)
+          end
+        end
+      end, bufnr)
+      ids[i] = id
+      if not sent and replies[i] == nil then
+        replies[i] = { err = 'the client is stopped' }
+        pending = pending - 1
+      end
+    end
+    if pending == 0 then
+      resume(true)
+    end
+  end, timeout_ms)
+  for i, c in ipairs(clients) do
+    if replies[i] == nil then
+      replies[i] = { err = string.format('did not answer within %d ms', timeout_ms) }
+      if ids[i] then
+        cancel(c, ids[i])
+      end
+    end
+  end
+  return replies
+end
+
+return M
