@@ -1,0 +1,108 @@
+-- Issue 17 end to end: the language tools called through pi/executeToolCall (as the MCP relay or a
+-- script would), answered by the real daemon asking this Neovim, which asks the user's real pylsp
+-- ($PI_TEST_PYLSP, started on FileType python). Definition and references across files, a rename
+-- over three files (one undo step per buffer, saved), an edit whose result names the error it
+-- introduced, a symbol not on the line, a file without a language server.
+local H = dofile(vim.env.PI_TEST_HELPERS)
+local api = vim.api
+
+local calls = 0
+
+--- Run tool `name` with `arguments` through pi/executeToolCall: `text, isError` (nil on no reply).
+local function tool(pi, name, arguments)
+  calls = calls + 1
+  local reply = nil
+  require('pi_lsp.client').request(pi, 'pi/executeToolCall', {
+    toolCall = { id = 'k' .. calls, name = name, arguments = arguments },
+  }, function(err, result)
+    reply = { err = err, result = result }
+  end)
+  H.wait(30000, function() return reply ~= nil end)
+  if not reply or reply.err or type(reply.result) ~= 'table' then
+    H.note('reply ' .. calls .. ' ' .. name, reply)
+    return nil, nil
+  end
+  local parts = {}
+  for _, part in ipairs(reply.result.content or {}) do
+    table.insert(parts, part.text or '')
+  end
+  local text = table.concat(parts, '\n')
+  H.note(calls .. ' ' .. name, text)
+  return text, reply.result.isError
+end
+
+local function has(text, needle)
+  return type(text) == 'string' and text:find(needle, 1, true) ~= nil
+end
+
+H.run(function()
+  require('pi_lsp').setup({
+    settings = { maxRetries = 0, edit = { verifyTimeoutSeconds = 10, applyTimeoutSeconds = 20 } },
+    attach_timeout_ms = 15000,
+    language_server_timeout_ms = 15000,
+  })
+  local pylsp = H.autostart('pylsp', { vim.env.PI_TEST_PYLSP }, 'python')
+  vim.o.hidden = true
+  vim.cmd('edit notes.txt')
+  vim.cmd('edit main.py')
+  local main = api.nvim_get_current_buf()
+  local pi = H.client()
+  H.check('pi-lsp started', pi ~= nil)
+  H.check('pylsp attached and initialized', H.wait(20000, function() return pylsp() and pylsp().initialized end))
+
+  -- definition and references across files
+  local text, is_error = tool(pi, 'definition', { path = 'main.py', line = 3, symbol = 'helper' })
+  H.check('definition: lib.py line 1', not is_error and has(text, 'lib.py:1:') and has(text, 'def helper(x):'), text)
+  text, is_error = tool(pi, 'references', { path = 'main.py', line = 3, symbol = 'helper' })
+  H.check('references: the three files', not is_error and has(text, 'lib.py:1:') and has(text, 'main.py:3:')
+    and has(text, 'util.py:3:'), text)
+
+  -- a symbol that is not on the line; a file no language server handles
+  text, is_error = tool(pi, 'definition', { path = 'main.py', line = 1, symbol = 'nothere' })
+  H.check('a symbol not on the line: an error naming it', is_error and has(text, 'nothere'), text)
+  text, is_error = tool(pi, 'definition', { path = 'notes.txt', line = 1, symbol = 'plain' })
+  H.check('no language server for notes.txt: an error saying so', is_error and has(text:lower(), 'language server'), text)
+
+  -- rename over three files: main.py open, lib.py loaded hidden by the request, util.py closed
+  text, is_error = tool(pi, 'rename', { path = 'lib.py', line = 1, symbol = 'helper', newName = 'assist' })
+  H.check('rename: succeeded', not is_error and has(text, 'main.py') and has(text, 'util.py') and has(text, 'lib.py'), text)
+  local expected = {
+    ['main.py'] = 'from lib import assist\n\nprint(assist(2))\ns = "éü"; y = assist(4)\n',
+    ['lib.py'] = 'def assist(x):\n    return x + 1\n',
+    ['util.py'] = 'from lib import assist\n\nVALUE = assist(3)\n',
+  }
+  local before = {
+    ['main.py'] = 'from lib import helper\n\nprint(helper(2))\ns = "éü"; y = helper(4)\n',
+    ['lib.py'] = 'def helper(x):\n    return x + 1\n',
+    ['util.py'] = 'from lib import helper\n\nVALUE = helper(3)\n',
+  }
+  for name, want in pairs(expected) do
+    local b = H.buf(name)
+    H.check('rename: ' .. name .. ' buffer renamed', b and H.text(b) == want, b and H.text(b))
+    H.check('rename: ' .. name .. ' saved', H.read(name) == want and b and not vim.bo[b].modified, H.read(name))
+  end
+  for name, want in pairs(before) do
+    local b = H.buf(name)
+    if b then
+      api.nvim_buf_call(b, function() vim.cmd('silent undo') end)
+      H.check('rename: one undo in ' .. name .. ' takes it back', H.text(b) == want, H.text(b))
+      api.nvim_buf_call(b, function() vim.cmd('silent redo') end)
+      H.check('rename: redo in ' .. name .. ' brings it back', H.text(b) == expected[name], H.text(b))
+    end
+  end
+
+  -- an edit that introduces an undefined name gets pylsp's error in its result; the fix does not
+  text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(assist(2))', newText = 'print(assist(nope))' } } })
+  H.check('edit: the introduced error in the result', not is_error and has(text, "undefined name 'nope'") and has(text, 'main.py:3'), text)
+  text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(assist(nope))', newText = 'print(assist(2))' } } })
+  H.check('edit: the fix lists no new problem', not is_error and not has(text, "undefined name 'nope'"), text)
+  text, is_error = tool(pi, 'diagnostics', { path = 'main.py' })
+  H.check('diagnostics: main.py has no problem now', not is_error and not has(text, 'nope'), text)
+  H.check('main.py buffer as the agent left it', H.text(main) == expected['main.py'], H.text(main))
+
+  if vim.fn.has('nvim-0.11') == 1 then
+    local deprecated = H.health('vim.deprecated')
+    H.check(':checkhealth vim.deprecated is clean', deprecated:find('OK: No deprecated functions detected', 1, true)
+      and not deprecated:find('WARNING'), deprecated)
+  end
+end)
