@@ -297,8 +297,18 @@ def wire(message: ToolResultMessage) -> dict[str, Any]:
 
 
 def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:
-    """The ``pi/listTools`` result: ``{tools: [{name, label, description, parameters, active}]}``.
+    """The ``pi/listTools`` result: ``{tools: [{name, label, description, parameters, active,
+    unavailable?}]}``.
 
     ``tools`` maps names to tools in registration order; ``active`` lists the active names.
+    ``unavailable`` is the reason a tool cannot work in this session (a language tool whose method
+    the editor does not offer, issue 17), given whether it is active or not.
     """
-    return {"tools": [describe_tool(tool, name in active) for name, tool in tools.items()]}
+    listing = []
+    for name, tool in tools.items():
+        entry = describe_tool(tool, name in active)
+        reason = getattr(tool, "unavailable", None)
+        if isinstance(reason, str):
+            entry["unavailable"] = reason
+        listing.append(entry)
+    return {"tools": listing}

@@ -34,7 +34,9 @@ from pi_lsp.daemon.commands import PlainCommands
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import raw_dict_converter
 from pi_lsp.daemon.approval_prompts import ApprovalPrompts
-from pi_lsp.daemon.handlers import agent_runs, change_review, document_sync, lifecycle, plain_lsp, tool_calls
+from pi_lsp.daemon.handlers import (
+    agent_runs, change_review, document_sync, editor_knowledge, lifecycle, plain_lsp, tool_calls,
+)
 from pi_lsp.daemon.client_log import CLIENT_LOG
 from pi_lsp.daemon.event_relay import EventRelay
 from pi_lsp.daemon.external_socket import ExternalHandlers, ExternalSocket
@@ -301,7 +303,7 @@ def create_server() -> PiLanguageServer:
     """Build the daemon and register every handler (the switchboard): the module-level handlers of
     :mod:`pi_lsp.daemon.handlers`, one module per concern."""
     server = PiLanguageServer()
-    for module in (lifecycle, document_sync, tool_calls, agent_runs, change_review, plain_lsp):
+    for module in (lifecycle, document_sync, tool_calls, agent_runs, change_review, plain_lsp, editor_knowledge):
         for method, *options, handler in module.FEATURES:
             server.feature(method, *options)(handler)
     for name in plain_lsp.COMMANDS:

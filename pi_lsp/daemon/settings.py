@@ -64,6 +64,25 @@ class ChangesSection(_Section):
     git_timeout_seconds: float = Field(10.0, gt=0)
     """Limit of each git call that finds clean tracked files (their content is read back from
     git instead of copied); past it the snapshot copies them as without git."""
+class LanguageServerSection(_Section):
+    """``pi.languageServer`` (issue 17): ``timeoutSeconds`` bounds each question pi-lsp asks the
+    editor's language servers (``pi/languageRequest``, ``pi/diagnostics``); then it cancels it."""
+
+    timeout_seconds: float = Field(10.0, gt=0)
+
+
+class DiagnosticsSection(_Section):
+    """``pi.diagnostics`` (issue 17): after ``edit``/``write``, wait for the editor's diagnostics of
+    the file to settle and report the problems the change introduced (``afterEdit``). The wait is
+    bounded by ``settleSeconds``; settled means no change for ``quietSeconds``; at most
+    ``maxItems`` problems are listed."""
+
+    after_edit: bool = True
+    settle_seconds: float = Field(2.0, ge=0)
+    quiet_seconds: float = Field(0.3, ge=0)
+    max_items: int = Field(20, ge=1)
+
+
 class CompactionSection(_Section):
     """``pi.compaction`` (:mod:`pi_lsp.agent.compaction`): ``enabled``; ``reserveTokens`` kept free
     for the reply (compaction starts above ``contextWindow - reserveTokens``); ``keepRecentTokens``
@@ -112,6 +131,8 @@ class Settings(_Section):
     thinking: int = Field(0, ge=0)
     context_window: int | None = Field(None, gt=0)
     compaction: CompactionSection = Field(default_factory=CompactionSection)
+    language_server: LanguageServerSection = Field(default_factory=LanguageServerSection)
+    diagnostics: DiagnosticsSection = Field(default_factory=DiagnosticsSection)
 
     @field_validator("thinking")
     @classmethod
@@ -121,7 +142,7 @@ class Settings(_Section):
         return value
 
 
-_SECTIONS = {"edit", "bash", "approvals", "compaction"}
+_SECTIONS = {"edit", "bash", "approvals", "compaction", "languageServer", "diagnostics"}
 _MAX_PASSES = 64
 
 

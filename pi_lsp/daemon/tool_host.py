@@ -25,10 +25,12 @@ from pi_lsp.daemon.session_journal import sessions_dir
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
 from pi_lsp.editor.file_access import EditorFileAccess
+from pi_lsp.editor.knowledge import KnowledgeSettings, LspEditorKnowledge
 from pi_lsp.editor.unsaved_notice import UnsavedFilesHook
 from pi_lsp.daemon.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
+from pi_lsp.tools.language import create_language_tools
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from pi_lsp.tools.session_temp import create_session_temp, remove_session_temp
 from pi_lsp.tools.shell.processes import ProcessRegistry
@@ -72,9 +74,16 @@ class ToolHost:
             processes=self.processes,
             settings=ToolSettings(bash_timeout_seconds=settings.bash.timeout_seconds),
         )
+        # issue 17: the editor's language servers, when the client offers them
+        self.knowledge = LspEditorKnowledge(connection, connection.features, self.store, _knowledge_settings(settings))  # type: ignore[arg-type]
+        self.env.knowledge = self.knowledge
         tools = create_tools(self.env)
+        language_tools = create_language_tools(self.env)
         known = {tool.name for tool in tools}
-        self.pipeline = ToolPipeline(tools, active=[n for n in DEFAULT_ACTIVE_TOOLS if n in known])
+        self.default_active = [n for n in DEFAULT_ACTIVE_TOOLS if n in known] + [
+            tool.name for tool in language_tools if tool.unavailable is None
+        ]
+        self.pipeline = ToolPipeline([*tools, *language_tools], active=self.default_active)
         # design.md section 4 step 7: reload after bash, the unsaved-files notice on bash/grep/find
         self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd))
         # issue 18: what bash changed in the workspace goes into the change journal
@@ -104,6 +113,7 @@ class ToolHost:
         problems: list[str] = []
         self.editor_settings = _editor_settings(settings)
         _set_editor_settings(self.files, self.editor_settings)
+        self.knowledge.settings = _knowledge_settings(settings)
         self.env.settings.bash_timeout_seconds = settings.bash.timeout_seconds
         self.changes.blobs.max_file_bytes = settings.changes.max_file_bytes
         self.changes.blobs.max_total_bytes = settings.changes.max_total_bytes
@@ -151,6 +161,10 @@ def _editor_settings(settings: Settings) -> EditorSettings:
         apply_timeout_seconds=settings.edit.apply_timeout_seconds,
         verify_timeout_seconds=settings.edit.verify_timeout_seconds,
     )
+
+
+def _knowledge_settings(settings: Settings) -> KnowledgeSettings:
+    return KnowledgeSettings(timeout_seconds=settings.language_server.timeout_seconds)
 
 
 def _set_editor_settings(files: EditorFileAccess, settings: EditorSettings) -> None:

@@ -29,6 +29,7 @@ from pygls.exceptions import JsonRpcInternalError
 from pygls.lsp.client import LanguageClient
 
 import pi_lsp
+from pi_lsp.demo.editor_language_server import KNOWLEDGE_METHODS, EditorLanguageServer, ServerMode
 from pi_lsp.demo.fake_buffers import Buffer, BufferSet, EditRefused, StaleVersion, uri_of
 from pi_lsp.demo.fake_profiles import (
     ALL_PI_FEATURES,
@@ -43,7 +44,10 @@ from pi_lsp.editor.positions import position_at
 ApplyMode = Literal["apply", "reject", "error", "ignore"]
 BeforeApply = Callable[["FakeEditor", types.ApplyWorkspaceEditParams], Awaitable[None] | None]
 
-__all__ = ["ALL_PI_FEATURES", "FakeEditor", "profile_capabilities"]
+KNOWLEDGE_FEATURES: dict[str, Any] = {"diagnostics": True, "languageRequests": list(KNOWLEDGE_METHODS)}
+"""The ``experimental.pi`` capabilities of an editor with a language server (KNOWLEDGE_SPEC)."""
+
+__all__ = ["ALL_PI_FEATURES", "KNOWLEDGE_FEATURES", "FakeEditor", "profile_capabilities"]
 
 
 class FakeEditor:
@@ -60,7 +64,7 @@ class FakeEditor:
         profile: str = "vscode",
         capabilities: types.ClientCapabilities | None = None,
         client_name: str | None = None,
-        experimental_pi: dict[str, bool] | None = None,
+        experimental_pi: dict[str, Any] | None = None,
         position_encodings: Sequence[str] | None = None,
         extra_folders: Sequence[Path] = (),
         initialization_options: dict[str, Any] | None = None,
@@ -76,8 +80,12 @@ class FakeEditor:
         stale_reply: StaleReply | None = None,
         sync_delay: float | None = None,
         formatter: Callable[[str], str] | None = None,
+        language_server: Sequence[str] | None = None,
+        language_server_mode: ServerMode = "answer",
     ) -> None:
         self.root = Path(root)
+        if language_server is not None and experimental_pi is None:
+            experimental_pi = {**ALL_PI_FEATURES, **KNOWLEDGE_FEATURES}
         self.profile = profile
         caps = capabilities or profile_capabilities(profile, position_encodings)
         experimental = dict(caps.experimental or {}) if isinstance(caps.experimental, dict) else {}
@@ -119,6 +127,15 @@ class FakeEditor:
         self.initialize_result: types.InitializeResult | None = None
         self.client = LanguageClient("fake-editor", pi_lsp.__version__, converter_factory=raw_dict_converter)
         self._tasks: list[asyncio.Task[Any]] = []
+        self.language: EditorLanguageServer | None = None
+        """The editor's own language server (``language_server``: a real server such as pylsp)."""
+        self.language_requests: list[dict[str, Any]] = []
+        self.diagnostics_requests: list[dict[str, Any]] = []
+        if language_server is not None:
+            self.language = EditorLanguageServer(
+                language_server, self.root, self._buffer_text, self._published,
+                lambda: self.buffers.encoding, mode=language_server_mode,
+            )
         self._register()
 
     # lifecycle -------------------------------------------------------------------------------
@@ -131,7 +148,10 @@ class FakeEditor:
         await self.stop()
 
     async def start(self) -> types.InitializeResult:
-        """Start the server, ``initialize`` it and send ``initialized``."""
+        """Start the editor's language server (if any), then the pi-lsp server: ``initialize`` it
+        and send ``initialized``."""
+        if self.language is not None:
+            await self.language.start()
         env = dict(os.environ if self.env is None else self.env)
         package_root = str(Path(pi_lsp.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in [package_root, env.get("PYTHONPATH")] if p)
@@ -173,6 +193,8 @@ class FakeEditor:
             await self.client.stop()
             for task in self._tasks:
                 task.cancel()
+            if self.language is not None:
+                await self.language.stop()
         return None if process is None else process.returncode
 
     @property
@@ -200,6 +222,7 @@ class FakeEditor:
                 )
             )
         )
+        self._sync_language([buffer.uri])
         return buffer
 
     def type(self, path: str | Path, start: int, end: int, text: str) -> Buffer:
@@ -245,6 +268,7 @@ class FakeEditor:
             self.client.text_document_did_close(
                 types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=buffer.uri))
             )
+        self._sync_language()
 
     def text(self, path: str | Path) -> str:
         """The buffer's text."""
@@ -321,6 +345,18 @@ class FakeEditor:
         def event(params: Any) -> None:
             self.events.append(params)
 
+        @client.feature("pi/languageRequest")
+        async def language_request(params: Any) -> Any:
+            self.language_requests.append(params)
+            if self.language is None:
+                return {"servers": [], "result": None}
+            return await self.language.language_request(params.get("method"), params.get("params") or {})
+
+        @client.feature("pi/diagnostics")
+        async def diagnostics(params: Any) -> Any:
+            self.diagnostics_requests.append(params)
+            return await self._diagnostics(params)
+
         @client.feature(types.WINDOW_SHOW_MESSAGE)
         def show_message(params: types.ShowMessageParams) -> None:
             self.shown_messages.append(params.message)
@@ -352,6 +388,7 @@ class FakeEditor:
             return self._reply(False, exc.reason)
         except EditRefused as exc:
             return self._reply(False, exc.reason)
+        self._sync_language([buffer.uri for buffer, _ in changed if not buffer.opened])
         opened = [(buffer, edits) for buffer, edits in changed if buffer.opened]
         if self.sync_mode == "before_reply":
             self._sync(opened)
@@ -426,8 +463,42 @@ class FakeEditor:
                 content_changes=changes,
             )
         )
+        self._sync_language([buffer.uri])
+
+    # the editor's language server (issue 17) ----------------------------------------------
+
+    def _buffer_text(self, uri: str) -> str | None:
+        buffer = self.buffers.get(uri)
+        return buffer.text if buffer is not None else None
+
+    def _sync_language(self, uris: Sequence[str] = ()) -> None:
+        if self.language is not None:
+            self.language.sync(uris)
+
+    def _published(self, uri: str) -> None:
+        """The language server published diagnostics: tell pi-lsp (``pi/diagnosticsChanged``)."""
+        if self.client._server is not None and self.initialize_result is not None:
+            self.notify("pi/diagnosticsChanged", {"uris": [uri]})
+
+    async def _diagnostics(self, params: Any) -> dict[str, Any]:
+        """``pi/diagnostics {uris?}``: each named document, or every one the server reported on."""
+        uris = (params or {}).get("uris")
+        if self.language is None:
+            return {"documents": [
+                {"uri": uri, "version": None, "servers": [], "diagnostics": []} for uri in uris or []
+            ]}
+        if not isinstance(uris, list):
+            uris = [uri for uri in self.language.diagnostics if self.language.diagnostics[uri]]
+        return {"documents": [await self.language.document_diagnostics(uri) for uri in uris]}
+
+    async def wait_diagnostics(self, path: str | Path, timeout: float = 20.0) -> bool:
+        """Wait until the editor's language server has published diagnostics for ``path``."""
+        assert self.language is not None
+        return await self.language.wait_published(uri_of(Path(self.path(path))), timeout)
 
     def _did_save(self, buffer: Buffer) -> None:
+        if self.language is not None:
+            self.language.did_save(buffer.uri)
         self.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=buffer.uri))
         )

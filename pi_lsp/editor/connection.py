@@ -42,6 +42,10 @@ class ClientFeatures:
             the client answers ``pi/requestApproval``, APPROVALS_SPEC).
         normalizes_line_endings: ``workspace.workspaceEdit.normalizesLineEndings``.
         client_name: ``clientInfo.name`` or ``""``.
+        diagnostics: ``experimental.pi.diagnostics``: the client answers ``pi/diagnostics`` and
+            sends ``pi/diagnosticsChanged`` (issue 17, KNOWLEDGE_SPEC).
+        language_requests: ``experimental.pi.languageRequests``: the LSP methods the client
+            answers through ``pi/languageRequest`` (strings only, in the client's order).
     """
 
     apply_edit: bool = False
@@ -55,6 +59,8 @@ class ClientFeatures:
     approvals: bool = False
     normalizes_line_endings: bool = False
     client_name: str = ""
+    diagnostics: bool = False
+    language_requests: tuple[str, ...] = ()
 
     @property
     def versioned_edits(self) -> bool:
@@ -97,7 +103,16 @@ class ClientFeatures:
                 or _get(workspace_edit, "normalizesLineEndings")
             ),
             client_name=name if isinstance(name, str) else "",
+            diagnostics=flag(pi.get("diagnostics")),
+            language_requests=_methods(pi.get("languageRequests")),
         )
+
+
+def _methods(value: Any) -> tuple[str, ...]:
+    """``languageRequests``: the string items of a list, duplicates dropped; anything else: none."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(item for item in value if isinstance(item, str)))
 
 
 @dataclass(frozen=True)

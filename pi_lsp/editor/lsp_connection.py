@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -87,6 +88,33 @@ class LspEditorConnection:
         """``pi/reloadDocuments {uris}`` -> ``{reloaded, skipped}``."""
         reply = await self._request(RELOAD_DOCUMENTS, {"uris": uris})
         return reply if isinstance(reply, dict) else {"reloaded": [], "skipped": []}
+
+    async def request_bounded(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        """Send ``method`` and wait at most ``timeout`` seconds for the reply.
+
+        On timeout (or when the caller is cancelled) ``$/cancelRequest`` goes to the client and
+        :class:`TimeoutError` is raised (a late reply is dropped). An error reply raises
+        :class:`EditorRequestError` with the client's code and message; a client that is gone,
+        ``ConnectionError``. Used for ``pi/languageRequest`` and ``pi/diagnostics`` (issue 17).
+        """
+        msg_id = f"pi-{uuid.uuid4().hex}"
+        future = self._server.protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            self._cancel(msg_id, future)
+            raise
+        except JsonRpcException as exc:
+            raise EditorRequestError(exc.message or str(exc), exc.code) from exc
+        except RuntimeError as exc:
+            raise ConnectionError(str(exc)) from exc
+
+    def _cancel(self, msg_id: str, future: "asyncio.Future[Any]") -> None:
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())  # no "never retrieved"
+        try:
+            self._server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+        except Exception:  # the client may be gone
+            logger.debug("could not send $/cancelRequest for %s", msg_id)
 
     def log(self, message: str) -> None:
         """``window/logMessage`` at Info level; never raises."""

@@ -43,7 +43,7 @@ from typing import Any, Literal
 from pi_lsp.agent.hooks import BeforeToolCallContext, BeforeToolCallResult
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.llm.types import now_ms
-from pi_lsp.policy.call_scope import READ_TOOLS, CallScope, call_scope
+from pi_lsp.policy.call_scope import LANGUAGE_READ_TOOLS, READ_TOOLS, CallScope, call_scope
 from pi_lsp.policy.protected_paths import ProtectedPaths
 from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
 from pi_lsp.policy.sandbox import Sandbox, SandboxMode
@@ -67,7 +67,7 @@ Fallback = Literal["allow", "deny"]
 WithdrawReason = Literal["timeout", "aborted", "cancelled"]
 """Why a pending question was withdrawn before the user answered."""
 
-READ_ONLY_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls"})
+READ_ONLY_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls", *LANGUAGE_READ_TOOLS})
 """Tools that create no files (the sandbox's mask scan stays valid after them)."""
 
 

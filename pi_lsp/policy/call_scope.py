@@ -1,6 +1,7 @@
 """What one tool call would touch, as the policy judges it: its command or its path.
 
-``bash`` is judged by its ``command``; ``read``, ``edit``, ``write``, ``grep``, ``find`` and ``ls``
+``bash`` is judged by its ``command``; ``read``, ``edit``, ``write``, ``grep``, ``find``, ``ls`` and the
+language tools (``diagnostics``, ``definition``, ``references``, ``rename``, ``symbols``, ``hover``)
 by the path they name, resolved exactly as the tool resolves it (:mod:`pi_lsp.tools.file_io.paths`:
 ``~``, ``@``, ``file://`` URLs, relative to the working directory, ``..`` removed; ``read``'s
 fallbacks for names stored in another Unicode form); ``grep``, ``find`` and ``ls`` without a path
@@ -19,16 +20,23 @@ from typing import Any, Literal
 
 from pi_lsp.tools.file_io.paths import InvalidPathError, NulInPathError, resolve_read_path, resolve_to_cwd
 
-PATH_TOOLS: frozenset[str] = frozenset({"read", "edit", "write", "grep", "find", "ls"})
-"""Built-in tools judged by a path."""
+LANGUAGE_READ_TOOLS: frozenset[str] = frozenset({"diagnostics", "definition", "references", "symbols", "hover"})
+"""The language tools that only ask (issue 17): judged by their path like ``read`` (``diagnostics``
+without a path: the working directory, like ``grep``)."""
 
-WRITE_TOOLS: frozenset[str] = frozenset({"edit", "write"})
-"""Tools that change the file they name (protected paths are refused for them)."""
+PATH_TOOLS: frozenset[str] = frozenset({"read", "edit", "write", "grep", "find", "ls", "rename", *LANGUAGE_READ_TOOLS})
+"""Tools judged by a path."""
 
-CONTENT_TOOLS: frozenset[str] = frozenset({"read", "grep"})
-"""Tools that send file contents to the model (a protected path is asked about)."""
+WRITE_TOOLS: frozenset[str] = frozenset({"edit", "write", "rename"})
+"""Tools that change the file they name (protected paths are refused for them). ``rename`` also
+changes files its arguments do not name: the tool has each of those judged the same way
+(``ToolEnvironment.approve_writes``)."""
 
-READ_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls"})
+CONTENT_TOOLS: frozenset[str] = frozenset({"read", "grep", *LANGUAGE_READ_TOOLS})
+"""Tools that send file contents to the model (a protected path is asked about): the language
+tools show source lines, outlines and documentation of the file."""
+
+READ_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls", *LANGUAGE_READ_TOOLS})
 """Path tools that only read: an approval prompt for them may preselect ``Allow once``."""
 
 

@@ -7,7 +7,7 @@ editor reaches the tools only through the ``files`` seam.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from pi_lsp.tools.file_io.file_access import FileAccess
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pi_lsp.agent.tool import ToolContext
+    from pi_lsp.tools.language.knowledge import EditorKnowledge
     from pi_lsp.tools.shell.processes import ProcessRegistry
 
 
@@ -64,6 +66,11 @@ class ToolEnvironment:
         settings: timeouts and limits.
         content_guard: ``guard(absolute_path) -> reason or None``: files whose contents search
             results must not show (the policy's protected paths, issue 13); ``None``: no guard.
+        knowledge: the editor's language servers (issue 17), ``None`` without an editor.
+        approve_writes: ``await approve(tool, paths, ctx) -> refusal or None``: the policy's
+            judgement of files a tool changes beyond the one its arguments name (``rename``'s
+            other files: protected ones refused, ones outside the workspace asked about);
+            ``None``: no policy.
     """
 
     cwd: Path
@@ -73,3 +80,5 @@ class ToolEnvironment:
     processes: "ProcessRegistry | None" = None
     settings: ToolSettings = field(default_factory=ToolSettings)
     content_guard: Callable[[str], str | None] | None = None
+    knowledge: "EditorKnowledge | None" = None
+    approve_writes: "Callable[[str, list[Path], ToolContext], Awaitable[str | None]] | None" = None
