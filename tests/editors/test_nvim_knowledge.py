@@ -39,3 +39,10 @@ def test_handlers_ask_the_users_language_server(nvim: str, tmp_path: Path) -> No
         nvim, tmp_path, "knowledge_handlers.lua", files=PROJECT, PI_TEST_PYLSP=pylsp())
     assert_passed(rc, data, output)
     assert (ws / "lib.py").read_text(encoding="utf-8") == LIB  # the rename was only answered, not applied
+
+
+def test_language_tools_through_the_daemon(nvim: str, tmp_path: Path) -> None:  # noqa: F811
+    (rc, data, output), ws = run_scenario(
+        nvim, tmp_path, "knowledge_tools.lua", files=PROJECT, PI_TEST_PYLSP=pylsp())
+    assert_passed(rc, data, output)
+    assert (ws / "util.py").read_text(encoding="utf-8") == "from lib import assist\n\nVALUE = assist(3)\n"

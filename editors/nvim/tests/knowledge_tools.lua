@@ -7,6 +7,7 @@ local H = dofile(vim.env.PI_TEST_HELPERS)
 local api = vim.api
 
 local calls = 0
+local MAIN = 'from lib import helper\n\nprint(helper(2))\ns = "éü"; y = helper(4)\n'
 
 --- Run tool `name` with `arguments` through pi/executeToolCall: `text, isError` (nil on no reply).
 local function tool(pi, name, arguments)
@@ -57,11 +58,25 @@ H.run(function()
   H.check('references: the three files', not is_error and has(text, 'lib.py:1:') and has(text, 'main.py:3:')
     and has(text, 'util.py:3:'), text)
 
+  text, is_error = tool(pi, 'symbols', { path = 'lib.py' })
+  H.check('symbols: helper in lib.py', not is_error and has(text, 'helper') and has(text, '1'), text)
+  text, is_error = tool(pi, 'hover', { path = 'main.py', line = 3, symbol = 'helper' })
+  H.check('hover: the signature', not is_error and has(text, 'helper(x)'), text)
+
   -- a symbol that is not on the line; a file no language server handles
   text, is_error = tool(pi, 'definition', { path = 'main.py', line = 1, symbol = 'nothere' })
   H.check('a symbol not on the line: an error naming it', is_error and has(text, 'nothere'), text)
   text, is_error = tool(pi, 'definition', { path = 'notes.txt', line = 1, symbol = 'plain' })
   H.check('no language server for notes.txt: an error saying so', is_error and has(text:lower(), 'language server'), text)
+
+  -- an edit that introduces an undefined name gets pylsp's error in its result; the fix does not
+  text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(helper(2))', newText = 'print(helper(nope))' } } })
+  H.check('edit: the introduced error in the result', not is_error and has(text, "undefined name 'nope'") and has(text, 'main.py:3'), text)
+  text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(helper(nope))', newText = 'print(helper(2))' } } })
+  H.check('edit: the fix lists no new problem', not is_error and not has(text, "undefined name 'nope'"), text)
+  text, is_error = tool(pi, 'diagnostics', { path = 'main.py' })
+  H.check('diagnostics: main.py has no problem now', not is_error and not has(text, 'nope'), text)
+  H.check('main.py buffer as the agent left it', H.text(main) == MAIN, H.text(main))
 
   -- rename over three files: main.py open, lib.py loaded hidden by the request, util.py closed
   text, is_error = tool(pi, 'rename', { path = 'lib.py', line = 1, symbol = 'helper', newName = 'assist' })
@@ -72,7 +87,7 @@ H.run(function()
     ['util.py'] = 'from lib import assist\n\nVALUE = assist(3)\n',
   }
   local before = {
-    ['main.py'] = 'from lib import helper\n\nprint(helper(2))\ns = "éü"; y = helper(4)\n',
+    ['main.py'] = MAIN,
     ['lib.py'] = 'def helper(x):\n    return x + 1\n',
     ['util.py'] = 'from lib import helper\n\nVALUE = helper(3)\n',
   }
@@ -90,15 +105,6 @@ H.run(function()
       H.check('rename: redo in ' .. name .. ' brings it back', H.text(b) == expected[name], H.text(b))
     end
   end
-
-  -- an edit that introduces an undefined name gets pylsp's error in its result; the fix does not
-  text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(assist(2))', newText = 'print(assist(nope))' } } })
-  H.check('edit: the introduced error in the result', not is_error and has(text, "undefined name 'nope'") and has(text, 'main.py:3'), text)
-  text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(assist(nope))', newText = 'print(assist(2))' } } })
-  H.check('edit: the fix lists no new problem', not is_error and not has(text, "undefined name 'nope'"), text)
-  text, is_error = tool(pi, 'diagnostics', { path = 'main.py' })
-  H.check('diagnostics: main.py has no problem now', not is_error and not has(text, 'nope'), text)
-  H.check('main.py buffer as the agent left it', H.text(main) == expected['main.py'], H.text(main))
 
   if vim.fn.has('nvim-0.11') == 1 then
     local deprecated = H.health('vim.deprecated')
