@@ -106,6 +106,20 @@ H.run(function()
     end
   end
 
+  -- a language server that does not answer: the tool says which and how long, nothing hangs
+  local pid = nil
+  for _, child in ipairs(api.nvim_get_proc_children(vim.fn.getpid())) do
+    local proc = api.nvim_get_proc(child)
+    if proc and proc.name and proc.name:find('pylsp', 1, true) then
+      pid = child
+    end
+  end
+  require('pi_lsp.config').get().language_server_timeout_ms = 500
+  H.uv.kill(pid, 'sigstop')
+  text, is_error = tool(pi, 'definition', { path = 'main.py', line = 3, symbol = 'helper' })
+  H.uv.kill(pid, 'sigcont')
+  H.check('a frozen server: the tool fails naming it', is_error and has(text, 'pylsp: did not answer within 500 ms'), text)
+
   if vim.fn.has('nvim-0.11') == 1 then
     local deprecated = H.health('vim.deprecated')
     H.check(':checkhealth vim.deprecated is clean', deprecated:find('OK: No deprecated functions detected', 1, true)
