@@ -30,7 +30,7 @@ def pylsp() -> str:
     return path
 
 
-PROJECT = {"lib.py": LIB, "main.py": MAIN, "util.py": UTIL, "notes.txt": "plain notes\n"}
+PROJECT = {"lib.py": LIB, "main.py": MAIN, "util.py": UTIL, "notes.txt": "plain notes\n", "readme.md": "# Notes\n"}
 """lib.py defines ``helper``; main.py and util.py use it (main.py also after non-ASCII text)."""
 
 

@@ -98,6 +98,10 @@ H.run(function()
   H.check('no language server: servers = {} and result null', reply.result and vim.deep_equal(reply.result.servers, {})
     and reply.result.result == vim.NIL, reply)
   reply = H.call_handler(lr.handle, { method = 'textDocument/definition', params = {
+    textDocument = { uri = uri('readme.md') }, position = { line = 0, character = 0 } } }, ctx, 10000)
+  H.check('a closed markdown file no server handles: servers = {} after the short grace, not attach_timeout_ms (15 s)',
+    reply.result and vim.deep_equal(reply.result.servers, {}), reply)
+  reply = H.call_handler(lr.handle, { method = 'textDocument/definition', params = {
     textDocument = { uri = uri('missing.py') }, position = { line = 0, character = 0 } } }, ctx)
   H.check('a missing file: InvalidParams naming it', reply.err and reply.err.code == -32602 and reply.err.message:find('missing.py', 1, true), reply)
   reply = H.call_handler(lr.handle, { method = 'textDocument/formatting', params = { textDocument = { uri = uri('main.py') } } }, ctx)

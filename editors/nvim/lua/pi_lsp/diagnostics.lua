@@ -4,7 +4,8 @@
 ---   `vim.diagnostic.get` holds for each document from every source but pi-lsp itself (language
 ---   servers, linters), as LSP `Diagnostic`s: range in pi-lsp's encoding (Neovim keeps byte
 ---   columns), `severity` 1-4, `message`, `source?`, `code?`, `tags?`. A named document that is not
----   loaded is loaded hidden and its language servers are waited for (`attach_timeout_ms`).
+---   loaded is loaded hidden, and its language servers and their first diagnostics are waited for
+---   (`attach_timeout_ms`), so a "before" snapshot does not miss problems that were already there.
 ---   Without `uris`: every loaded document under pi-lsp's workspace folders that has diagnostics or
 ---   a language server attached. `servers`: the names of the attached clients other than pi-lsp;
 ---   `version`: the document version last sent to pi-lsp, else null.
@@ -149,7 +150,9 @@ function M.handle(_, params, ctx)
           fresh[b] = just_loaded
         end
       end
-      servers.settle(bufs, fresh, pi_id, opts.attach_timeout_ms)
+      servers.settle(bufs, fresh, pi_id, opts.attach_timeout_ms, opts.attach_grace_ms, function(b)
+        return (M.changes[b] or 0) > 0
+      end)
     else
       bufs = workspace_buffers(client, pi_id, excluded)
     end
@@ -161,6 +164,9 @@ function M.handle(_, params, ctx)
 end
 
 local queued, timer = {}, nil
+
+--- How many times the diagnostics of each buffer changed (any namespace), by buffer number.
+M.changes = {}
 
 --- Send the queued uris to each pi-lsp client whose workspace holds them.
 local function flush()
@@ -189,6 +195,7 @@ function M.on_changed(args)
   if not bufnr or not api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then
     return
   end
+  M.changes[bufnr] = (M.changes[bufnr] or 0) + 1
   local name = api.nvim_buf_get_name(bufnr)
   if name == '' or next(client_mod.by_root) == nil then
     return

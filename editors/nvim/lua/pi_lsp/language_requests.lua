@@ -148,7 +148,7 @@ local function answer(method, params, pi_id)
   if not bufnr then
     return nil, M.error(M.INVALID_PARAMS, 'pi_lsp: ' .. fresh)
   end
-  servers.settle({ bufnr }, { [bufnr] = fresh }, pi_id, opts.attach_timeout_ms)
+  servers.settle({ bufnr }, { [bufnr] = fresh }, pi_id, opts.attach_timeout_ms, opts.attach_grace_ms)
   local asked = {}
   for _, c in ipairs(servers.others(bufnr, pi_id)) do
     if servers.supports(c, method, bufnr) then

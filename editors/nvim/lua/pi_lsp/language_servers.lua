@@ -10,6 +10,7 @@ local async = require('pi_lsp.async')
 local M = {}
 
 local api = vim.api
+local uv = vim.uv or vim.loop
 local HAS_011 = vim.fn.has('nvim-0.11') == 1
 
 --- The server capability of each method pi-lsp may relay (for Neovim 0.7).
@@ -116,21 +117,55 @@ function M.load(uri)
   return buf, true
 end
 
+--- Whether a language server is expected to attach to `bufnr`: a running client (other than
+--- pi-lsp) lists its filetype in `config.filetypes` (nvim-lspconfig, vim.lsp.config) or is attached
+--- to another buffer of that filetype.
+function M.expected(bufnr, pi_id)
+  local ft = vim.bo[bufnr].filetype
+  if ft == '' then
+    return false
+  end
+  local all = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+  for _, c in ipairs(all) do
+    if not M.is_pi(c, pi_id) and vim.tbl_contains((c.config or {}).filetypes or {}, ft) then
+      return true
+    end
+  end
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if b ~= bufnr and api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == ft and #M.others(b, pi_id) > 0 then
+      return true
+    end
+  end
+  return false
+end
+
 --- Wait (bounded by `timeout_ms`) until the language servers of `bufs` can be asked: every
---- attached client has initialized, and each buffer in `fresh` (just loaded) has some client
---- attached (a buffer without a filetype gets none, so it is not waited for). Call inside
---- `pi_lsp.async.handle`.
-function M.settle(bufs, fresh, pi_id, timeout_ms)
+--- attached client has initialized, and each buffer in `fresh` (just loaded) has a client attached
+--- and, when `first(b)` is given, `first(b)` is true (e.g. its first diagnostics arrived). A fresh
+--- buffer no running server is expected for (`M.expected`) is waited for at most `grace_ms`
+--- (autostarts attach during FileType, some a moment later); one without a filetype not at all.
+--- Call inside `pi_lsp.async.handle`.
+function M.settle(bufs, fresh, pi_id, timeout_ms, grace_ms, first)
+  local start = uv.now()
+  local expected = {}
+  for _, b in ipairs(bufs) do
+    expected[b] = fresh[b] and M.expected(b, pi_id)
+  end
   return async.wait_until(function()
     for _, b in ipairs(bufs) do
       local others = M.others(b, pi_id)
-      if fresh[b] and #others == 0 and vim.bo[b].filetype ~= '' then
-        return false
+      if fresh[b] and #others == 0 then
+        if vim.bo[b].filetype ~= '' and (expected[b] or uv.now() - start < grace_ms) then
+          return false
+        end
       end
       for _, c in ipairs(others) do
         if not ready(c) then
           return false
         end
+      end
+      if fresh[b] and #others > 0 and first and not first(b) then
+        return false
       end
     end
     return true
