@@ -31,6 +31,7 @@ from pi_lsp.daemon.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
 from pi_lsp.tools.language import create_language_tools
+from pi_lsp.tools.language.after_edit import AfterEditSettings, DiagnosticsAfterEdit
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from pi_lsp.tools.session_temp import create_session_temp, remove_session_temp
 from pi_lsp.tools.shell.processes import ProcessRegistry
@@ -93,6 +94,11 @@ class ToolHost:
         )
         self.pipeline.add_before_hook(bash_changes.before)
         self.pipeline.add_after_hook(bash_changes.after)
+        # issue 17: the problems an edit/write introduced, appended to its result
+        self.after_edit_settings = _after_edit_settings(settings)
+        after_edit = DiagnosticsAfterEdit(self.env, lambda: self.after_edit_settings)
+        self.pipeline.add_before_hook(after_edit.before)
+        self.pipeline.add_after_hook(after_edit.after)
         self._closed = False
         self.apply_settings(settings)
 
@@ -114,6 +120,7 @@ class ToolHost:
         self.editor_settings = _editor_settings(settings)
         _set_editor_settings(self.files, self.editor_settings)
         self.knowledge.settings = _knowledge_settings(settings)
+        self.after_edit_settings = _after_edit_settings(settings)
         self.env.settings.bash_timeout_seconds = settings.bash.timeout_seconds
         self.changes.blobs.max_file_bytes = settings.changes.max_file_bytes
         self.changes.blobs.max_total_bytes = settings.changes.max_total_bytes
@@ -160,6 +167,14 @@ def _editor_settings(settings: Settings) -> EditorSettings:
         route=settings.edit.route,
         apply_timeout_seconds=settings.edit.apply_timeout_seconds,
         verify_timeout_seconds=settings.edit.verify_timeout_seconds,
+    )
+
+
+def _after_edit_settings(settings: Settings) -> AfterEditSettings:
+    section = settings.diagnostics
+    return AfterEditSettings(
+        after_edit=section.after_edit, settle_seconds=section.settle_seconds,
+        quiet_seconds=section.quiet_seconds, max_items=section.max_items,
     )
 
 

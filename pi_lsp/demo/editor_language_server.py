@@ -255,7 +255,7 @@ class EditorLanguageServer:
 
     async def document_diagnostics(self, uri: str) -> dict[str, Any]:
         """One ``pi/diagnostics`` document: ``{uri, version, servers, diagnostics}``."""
-        if not self.handles(uri):
+        if not self.handles(uri) or (uri not in self.docs and self._current_text(uri) is None):
             return {"uri": uri, "version": None, "servers": [], "diagnostics": []}
         if uri not in self.docs:
             self.sync([uri])

@@ -1,0 +1,71 @@
+"""Diagnostics after edit/write through a real daemon, with FakeEditor's real pylsp (issue 17): the
+error an edit introduces is in its result, an edit that fixes it lists nothing, a problem left from
+an earlier change is reminded, and a file without a language server is not waited for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_lsp.demo.fake_editor import FakeEditor
+from tests.e2e.language_server_support import FAST_KNOWLEDGE, require_pylsp
+
+APP = "def main(total):\n    return total\n"
+
+
+def _edit(path: str, old: str, new: str) -> dict:
+    return {"path": path, "edits": [{"oldText": old, "newText": new}]}
+
+
+async def _editor(make_editor, root: Path, **pi) -> FakeEditor:
+    editor: FakeEditor = await make_editor(
+        root, language_server=require_pylsp(), initialization_options={"pi": {**FAST_KNOWLEDGE, **pi}}
+    )
+    return editor
+
+
+async def test_an_introduced_error_is_reported_and_its_fix_is_not(make_editor, tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    editor.open("app.py")
+    assert await editor.wait_diagnostics("app.py")
+    broken = await editor.call("edit", _edit("app.py", "    return total\n", "    return totl\n"), "c1")
+    assert broken["isError"] is False, editor.result_text(broken)
+    assert editor.result_text(broken).endswith(
+        "\n\nDiagnostics after this change (pylsp): 1 new problem:\n"
+        "app.py:2: error: undefined name 'totl' (pyflakes)"
+    )
+    assert (tmp_path / "app.py").read_text(encoding="utf-8").endswith("return totl\n")  # saved
+    fixed = await editor.call("edit", _edit("app.py", "    return totl\n", "    return total\n"), "c2")
+    assert fixed["isError"] is False, editor.result_text(fixed)
+    assert "Diagnostics" not in editor.result_text(fixed)
+    assert "Still there" not in editor.result_text(fixed)
+    assert editor.result_text(fixed) == "Successfully replaced 1 block(s) in app.py."
+
+
+async def test_an_unrelated_edit_reminds_of_an_earlier_problem_once(make_editor, tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    editor.open("app.py")
+    assert await editor.wait_diagnostics("app.py")
+    await editor.call("edit", _edit("app.py", "    return total\n", "    return totl\n"), "c1")
+    # a line inserted above: the old problem moves to line 4 and is not "introduced" again
+    second = await editor.call("edit", _edit("app.py", "def main(total):\n", "def main(total):\n    \"\"\"Main.\"\"\"\n"), "c2")
+    text = editor.result_text(second)
+    assert "new problem" not in text
+    assert text.endswith("\n\nStill there from earlier changes: app.py:3: error: undefined name 'totl' (pyflakes)")
+    third = await editor.call("edit", _edit("app.py", "\"\"\"Main.\"\"\"", "\"\"\"The main.\"\"\""), "c3")
+    assert editor.result_text(third) == "Successfully replaced 1 block(s) in app.py."  # reminded once
+
+
+async def test_no_wait_without_a_language_server_and_the_setting_turns_it_off(make_editor, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("one\n", encoding="utf-8")
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    result = await editor.call("write", {"path": "notes.txt", "content": "two\n"})
+    assert editor.result_text(result) == "Successfully wrote 4 bytes to notes.txt"
+    assert editor.diagnostics_requests == [{"uris": [(tmp_path / "notes.txt").as_uri()]}]  # the before-pull only
+    off = await _editor(make_editor, tmp_path, diagnostics={"afterEdit": False})
+    off.open("app.py")
+    result = await off.call("edit", _edit("app.py", "    return total\n", "    return totl\n"))
+    assert editor.result_text(result) == "Successfully replaced 1 block(s) in app.py."
+    assert off.diagnostics_requests == []
