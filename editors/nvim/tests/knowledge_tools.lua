@@ -120,6 +120,9 @@ H.run(function()
   H.uv.kill(pid, 'sigcont')
   H.check('a frozen server: the tool fails naming it', is_error and has(text, 'pylsp: did not answer within 500 ms'), text)
 
+  local health = H.health('pi_lsp')
+  H.check(':checkhealth pi_lsp names pylsp as a server the agent can ask',
+    health:find('INFO: language servers the agent can ask (definition, references, rename, diagnostics): pylsp', 1, true), health)
   if vim.fn.has('nvim-0.11') == 1 then
     local deprecated = H.health('vim.deprecated')
     H.check(':checkhealth vim.deprecated is clean', deprecated:find('OK: No deprecated functions detected', 1, true)
