@@ -40,6 +40,13 @@ def test_demo_fixes_the_sample_shows_the_change_set_and_reverts_a_hunk(tmp_path:
         "pi/saveDocuments textkit/slug.py (version 2)",
         "saved to disk: textkit/slug.py",
         'workspace/applyEdit "pi: edit CHANGELOG.md": CHANGELOG.md version 2: 1 range(s)',
+        # issue 17: the editor's pylsp reports the error the first edit introduced, in its result
+        "editor: its language server pylsp checks the Python buffers",
+        "    Diagnostics after this change (pylsp): 1 new problem:\n"
+        "    textkit/slug.py:10: error: undefined name 'titel' (pyflakes)\n"
+        "assistant: The editor's language server reports an undefined name in my edit",
+        'workspace/applyEdit "pi: edit textkit/slug.py": textkit/slug.py version 2: 1 range(s)',
+        "  result of edit (ok):\n    Successfully replaced 1 block(s) in textkit/slug.py.\nassistant: Now the changelog entry",
         'tool call bash {"command": "python3 -m unittest -q"}',
         "assistant: All 5 tests pass.",
         "pi/prompt finished: stopReason stop",
@@ -47,11 +54,12 @@ def test_demo_fixes_the_sample_shows_the_change_set_and_reverts_a_hunk(tmp_path:
         f"({provider} format)",
     ):
         assert needle in out, needle
-    assert out.count("pi/saveDocuments") == 1  # the dirty CHANGELOG.md is never saved by the agent
+    assert out.count("pi/saveDocuments") == 2  # slug.py twice; the dirty CHANGELOG.md is never saved by the agent
+    assert out.count("new problem") == 1  # the fix's result lists nothing
     # review: the turn's change set, per file its state, the calls that changed it, its hunks
     review = out[out.index("pi/changes: "):out.index("--- a/CHANGELOG.md")]
     assert review.startswith("pi/changes: 2 file(s) changed in the session\n")
-    assert "\n  textkit/slug.py: modified by edit (call_edit_slug); now as the agent left it\n" in review
+    assert "\n  textkit/slug.py: modified by edit (call_edit_slug), edit (call_fix_slug); now as the agent left it\n" in review
     assert "\n  CHANGELOG.md: modified by edit (call_edit_changelog); now as the agent left it\n" in review
     slug_hunks = re.findall(r"\n    @@ -(\d+),(\d+) \+(\d+),(\d+) @@ hunk ([0-9a-f]{16}) \(applied\)\n", review)
     assert [h[:4] for h in slug_hunks] == [("8", "2", "8", "4"), ("11", "1", "13", "1"), ("4", "0", "5", "1")]
@@ -87,7 +95,7 @@ def test_demo_against_an_endpoint_given_on_the_command_line(tmp_path: Path) -> N
     with ReplayServer(SESSION) as server:
         run = _demo("--base-url", server.url, "--model", "replay", "--workdir", str(tmp_path / "d"))
         assert server.divergences == []
-        assert server.served == 6
+        assert server.served == 7
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"model: replay at {server.url} (openai)" in run.stdout
     assert AGENT_LINE in run.stdout  # in the change set

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pi_lsp.agent.tool import ToolContext
 from pi_lsp.changes.journal import ChangeJournal
-from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, FileWrite, WriteReport
 
 
 async def _peek(files: FileAccess, path: Path) -> FileSnapshot:
@@ -38,8 +38,28 @@ class JournalingFileAccess:
     async def access(self, path: Path, *, write: bool = False) -> None:
         await self.inner.access(path, write=write)
 
-    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+    async def read(self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True) -> FileSnapshot:
+        if not remember:  # on a tool's behalf (the language tools' lookups), not the model's read
+            return await _peek(self.inner, path)
         return await self.inner.read(path, ctx)
+
+    async def write_files(
+        self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None
+    ) -> list[WriteReport]:
+        """Several files as one change (``rename``); each file journaled as the tool call's change.
+        A FileAccess without ``write_files`` gets one ``write`` per file (each journaled)."""
+        write_files = getattr(self.inner, "write_files", None)
+        if write_files is None:
+            return [await self.write(w.path, w.data, previous=w.previous, label=label, ctx=ctx) for w in writes]
+        befores = [self.journal.digest(w.previous.data) for w in writes]
+        reports = await write_files(writes, label=label, annotation=annotation, ctx=ctx)
+        if ctx is not None:
+            tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+            for write, before in zip(writes, befores):
+                self.journal.record(
+                    ctx.session_id, ctx.tool_call_id, tool, write.path, before, self.journal.digest(write.data)
+                )
+        return reports
 
     async def write(
         self, path: Path, data: bytes, *, previous: FileSnapshot | None, label: str,

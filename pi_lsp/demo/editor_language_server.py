@@ -75,8 +75,9 @@ class EditorLanguageServer:
     Args:
         command: the server's command line (``pylsp``).
         root: the workspace folder given to the server.
-        text_for: the editor's text of a URI (its buffer), ``None`` when no buffer holds it (then
-            the file on disk is used, as a hidden document).
+        text_for: the editor's ``(text, version)`` of a URI (its buffer; version ``None`` for a
+            buffer never opened), ``None`` when no buffer holds it (then the file on disk is used,
+            as a hidden document). The server sees the editor's versions, as with a real editor.
         on_published: called with a URI whenever the server publishes its diagnostics.
         encoding: pi-lsp's negotiated position encoding (a property read at each conversion).
     """
@@ -85,7 +86,7 @@ class EditorLanguageServer:
         self,
         command: Sequence[str],
         root: Path,
-        text_for: Callable[[str], str | None],
+        text_for: Callable[[str], tuple[str, int | None] | None],
         on_published: Callable[[str], None],
         encoding: Callable[[], str],
         *,
@@ -176,37 +177,43 @@ class EditorLanguageServer:
         path = path_of_uri(uri)
         return path is not None and path.suffix in self.suffixes
 
-    def _current_text(self, uri: str) -> str | None:
-        text = self.text_for(uri)
-        if text is not None:
-            return text
+    def _current(self, uri: str) -> tuple[str, int | None] | None:
+        held = self.text_for(uri)
+        if held is not None:
+            return held
         path = path_of_uri(uri)
         try:
-            return read_file_text(path)[0] if path is not None else None
+            return (read_file_text(path)[0], None) if path is not None else None
         except (OSError, UnicodeDecodeError):
             return None
+
+    def _current_text(self, uri: str) -> str | None:
+        current = self._current(uri)
+        return current[0] if current is not None else None
 
     def sync(self, uris: Sequence[str] = ()) -> None:
         """Bring the server's copy of every known document, and of ``uris``, up to date."""
         for uri in dict.fromkeys([*self.docs, *uris]):
             if not self.handles(uri):
                 continue
-            text = self._current_text(uri)
+            current = self._current(uri)
             known = self.docs.get(uri)
-            if text is None:
+            if current is None:
                 if known is not None:
                     del self.docs[uri]
                     self.client.text_document_did_close(
                         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
                     )
                 continue
+            text, editor_version = current
             if known is None:
-                self.docs[uri] = (1, text)
+                version = editor_version if editor_version is not None else 1
+                self.docs[uri] = (version, text)
                 self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                    text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
                 ))
             elif known[1] != text:
-                version = known[0] + 1
+                version = editor_version if editor_version is not None and editor_version > known[0] else known[0] + 1
                 self.docs[uri] = (version, text)
                 self.client.text_document_did_change(types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),

@@ -467,9 +467,11 @@ class FakeEditor:
 
     # the editor's language server (issue 17) ----------------------------------------------
 
-    def _buffer_text(self, uri: str) -> str | None:
+    def _buffer_text(self, uri: str) -> tuple[str, int | None] | None:
         buffer = self.buffers.get(uri)
-        return buffer.text if buffer is not None else None
+        if buffer is None:
+            return None
+        return buffer.text, buffer.version if buffer.opened else None
 
     def _sync_language(self, uris: Sequence[str] = ()) -> None:
         if self.language is not None:

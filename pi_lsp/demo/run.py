@@ -9,10 +9,13 @@
 3. Start the daemon over stdio with :class:`~pi_lsp.demo.fake_editor.FakeEditor` as the client
    (UTF-16 columns, versioned edits, saving): it opens ``textkit/slug.py`` (clean) and
    ``CHANGELOG.md``, and the "user" types an unsaved line into ``CHANGELOG.md``, a dirty buffer the
-   agent must not clobber or save. grep and find are activated for the session.
+   agent must not clobber or save. grep and find are activated for the session. The editor runs a
+   real language server, ``pylsp`` (the ``demo`` extra), for its Python buffers and offers it to
+   pi-lsp (issue 17: ``pi/diagnostics``, ``pi/languageRequest``, ``pi/diagnosticsChanged``).
 4. Send ``pi/prompt`` and print a live log: assistant text as it streams, each tool call with its
    arguments and a result summary, each ``workspace/applyEdit`` (label, ranges, version) and each
-   save.
+   save. The recorded model's first fix of ``slug.py`` has a typo: the edit's result ends with the
+   error pylsp reports for it (``undefined name 'titel'``), and the next turn fixes it.
 5. Review and rewind (issue 18): ask ``pi/changes`` for the turn's change set and print each
    file with its state, the tool calls that changed it and its hunks; then take back one hunk,
    the agent's ``CHANGELOG.md`` line, with ``pi/revertChanges`` (a ``workspace/applyEdit`` on the
@@ -42,6 +45,7 @@ from typing import Any, TextIO
 import pi_lsp
 from pi_lsp.demo.change_log import change_set_lines, pick_hunk, revert_lines
 from pi_lsp.demo.demo_log import DemoLog, LiveList, project_diff
+from pi_lsp.demo.editor_language_server import pylsp_command
 from pi_lsp.demo.fake_editor import FakeEditor
 
 DEMO_DIR = Path(__file__).resolve().parent
@@ -63,6 +67,13 @@ REVERTED_FILE = "CHANGELOG.md"
 """The file whose agent hunk the demo takes back at the end (through the dirty editor buffer)."""
 
 ACTIVE_TOOLS = ["read", "bash", "edit", "write", "grep", "find"]
+DIAGNOSTICS = {"settleSeconds": 15, "quietSeconds": 0.3}
+"""The diagnostics wait after an edit: an upper bound for a slow machine (it ends once pylsp's
+report went quiet), so the recorded run always sees the error it reports."""
+NO_PYLSP = (
+    "pi-lsp demo: the demo's editor runs the Python language server pylsp, which is not installed.\n"
+    "Install it with:  .venv/bin/pip install -e '.[demo]'   (or: pip install 'python-lsp-server[pyflakes]')"
+)
 RUN_TIMEOUT_SECONDS = 120.0
 
 
@@ -96,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.base_url and not args.model:
         print("pi-lsp demo: --base-url needs --model (the model id the endpoint serves)", file=sys.stderr)
         return 2
+    if pylsp_command() is None:
+        print(NO_PYLSP, file=sys.stderr)
+        if not args.base_url:  # the recording expects the error pylsp reports
+            return 2
+        print("pi-lsp demo: continuing without it (no language server in the editor)", file=sys.stderr)
     return asyncio.run(_interruptible(args, sys.stdout))
 
 
@@ -246,8 +262,11 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
             url = await replay.start(SESSION, env, args.provider)
             settings = {"provider": args.provider, "baseUrl": url, "model": "replay", "maxRetries": 0}
             log.line(f"model: pi-lsp replay of {SESSION.name} at {url} ({args.provider} format)")
+        settings["diagnostics"] = DIAGNOSTICS
+        language_server = pylsp_command()
         editor = FakeEditor(
-            project, initialization_options={"pi": settings}, env=env, message_answer=APPROVAL_ANSWER
+            project, initialization_options={"pi": settings}, env=env, message_answer=APPROVAL_ANSWER,
+            language_server=language_server,
         )
         editor.events = LiveList(log.event)
         editor.apply_edits = LiveList(log.apply_edit)
@@ -255,6 +274,10 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         await editor.start()
         log.line("editor: FakeEditor (UTF-16, versioned edits, saves) started pi-lsp over stdio")
         editor.open("textkit/slug.py")
+        if language_server is not None:
+            await editor.wait_diagnostics("textkit/slug.py")
+            log.line("editor: its language server pylsp checks the Python buffers and answers pi-lsp's "
+                     "pi/diagnostics and pi/languageRequest")
         changelog = editor.open("CHANGELOG.md")
         editor.type("CHANGELOG.md", len(changelog.text), len(changelog.text), USER_TYPED)
         log.line("editor: opened textkit/slug.py and CHANGELOG.md; the user typed into CHANGELOG.md without saving:")

@@ -33,8 +33,9 @@ from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import Document, DocumentStore, decode_disk_text, read_disk
 from pi_lsp.editor.edit_session import EditRequest, run_editor_edit
+from pi_lsp.editor.workspace_edit_session import run_workspace_edit
 from pi_lsp.editor.reloads import has_mixed_or_cr_line_endings, reload_from_disk
-from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, FileWrite, WriteReport
 
 UNSAVED_NOTICE = "[Unsaved changes in the editor: this is the editor's buffer, not the file on disk.]"
 """Appended to a read of a dirty buffer (design.md section 3)."""
@@ -204,6 +205,81 @@ class EditorFileAccess:
             label=label,
         )
         return await run_editor_edit(request, self.store, self.connection, self.settings)
+
+    async def write_files(
+        self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None
+    ) -> list[WriteReport]:
+        """Change several files as ONE ``workspace/applyEdit`` (issue 17, a rename): the open
+        documents and, with the ``editor`` route, the unopened ones; unopened files on the
+        ``openDocuments`` route (and files applyEdit cannot hold: not UTF-8, mixed line endings
+        for a normalising client) are written on disk after the editor applied the rest. One
+        report per write, in order.
+
+        Checked before anything is sent (a ToolError, nothing changed): a file whose buffer or
+        disk moved on since ``previous`` was read, or whose buffer and disk both changed
+        (conflict), or whose clean buffer is older than the disk (it must be reloaded first).
+        """
+        if not self.connection.features.apply_edit:
+            return [await self.write(w.path, w.data, previous=w.previous, label=label, ctx=ctx) for w in writes]
+        features = self.connection.features
+        route = self.settings.route or (
+            "editor" if features.edit_closed_files and features.save_documents else "openDocuments"
+        )
+        requests: list[EditRequest] = []
+        plan: list[tuple[FileWrite, EditRequest | None]] = []
+        for write in writes:
+            new = _text_of(write.data)
+            state, document = await self.state_of(write.path)
+            if state in (DocState.DIRTY_DISK_NEWER, DocState.CLEAN_DISK_NEWER):
+                raise ToolError(
+                    f"{write.path} changed on disk and the editor's buffer is older. Nothing was changed; "
+                    "read the file (or let the editor reload it) and retry."
+                )
+            if document is not None:
+                if new is None or _text_of(write.previous.data) != document.text:
+                    raise ToolError(
+                        f"The editor's buffer of {write.path} changed while the change was being prepared. "
+                        "Nothing was changed; retry."
+                    )
+                request: EditRequest | None = EditRequest(
+                    path=write.path, real_path=document.real_path or Path(os.path.realpath(write.path)),
+                    uri=document.uri, old=document.text, new=new, version=document.version, is_open=True,
+                    clean_before=state is DocState.CLEAN, has_bom=document.has_bom, label=label,
+                )
+            else:
+                real_path = Path(os.path.realpath(write.path))
+                disk = await asyncio.to_thread(read_disk, real_path)
+                if disk is None or disk[0] != write.previous.data:
+                    raise ToolError(f"{write.path} changed on disk while the change was being prepared. Nothing was changed; retry.")
+                decoded = decode_disk_text(disk[0])
+                request = None
+                if route == "editor" and decoded is not None and new is not None and not (
+                    features.normalizes_line_endings and has_mixed_or_cr_line_endings(decoded[0])
+                ):
+                    request = EditRequest(
+                        path=write.path, real_path=real_path, uri=from_fs_path(str(real_path)) or real_path.as_uri(),
+                        old=decoded[0], new=new, version=None, is_open=False, clean_before=True,
+                        has_bom=decoded[1], label=label,
+                    )
+            if request is not None:
+                requests.append(request)
+            plan.append((write, request))
+        editor_reports = await run_workspace_edit(requests, label, annotation, self.store, self.connection, self.settings)
+        by_request = {id(r): report for r, report in zip(requests, editor_reports)}
+        reports: list[WriteReport] = []
+        for write, request in plan:
+            if request is None:
+                reports.append(await self.disk.write(write.path, write.data, previous=write.previous, label=label, ctx=ctx))
+                continue
+            if not request.is_open:
+                expected = (b"\xef\xbb\xbf" if request.has_bom else b"") + request.new.encode("utf-8", "surrogatepass")
+                disk_now = await asyncio.to_thread(read_disk, request.real_path)
+                if disk_now is None or disk_now[0] != expected:
+                    self.held[request.real_path] = (request.uri, expected)
+                else:
+                    self.held.pop(request.real_path, None)
+            reports.append(by_request[id(request)])
+        return reports
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -34,16 +34,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from pi_lsp.agent.hooks import BeforeToolCallContext, BeforeToolCallResult
-from pi_lsp.agent.tool import AbortSignal
+from pi_lsp.agent.tool import AbortSignal, ToolContext
 from pi_lsp.llm.types import now_ms
-from pi_lsp.policy.call_scope import LANGUAGE_READ_TOOLS, READ_TOOLS, CallScope, call_scope
+from pi_lsp.policy.call_scope import LANGUAGE_READ_TOOLS, READ_TOOLS, CallScope, _shown, call_scope
 from pi_lsp.policy.protected_paths import ProtectedPaths
 from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
 from pi_lsp.policy.sandbox import Sandbox, SandboxMode
@@ -187,6 +189,7 @@ class ApprovalPolicy:
         self.grants: dict[str, set[tuple[str, str, str]]] = {}
         self.sandbox = Sandbox("auto")
         env.content_guard = self._content_guard
+        env.approve_writes = self._approve_writes
         self.command_timeout_seconds = 5.0
 
     def configure(
@@ -242,6 +245,21 @@ class ApprovalPolicy:
         if outcome.allow:
             return None
         return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
+
+    async def _approve_writes(self, tool: str, paths: list[Path], ctx: ToolContext) -> str | None:
+        """Judge each file a call changes beyond the path its arguments name (``rename``'s other
+        files, issue 17) as an edit of that file: protected refused, outside the workspace asked
+        (one question per file), rules applied. Returns the first refusal's model-facing text, or
+        ``None`` when every file is allowed."""
+        call = SimpleNamespace(session_id=ctx.session_id, tool_call=SimpleNamespace(id=ctx.tool_call_id))
+        for path in paths:
+            scope = CallScope(tool, "path", path=path, shown=_shown(os.fspath(path), os.path.normpath(self.env.cwd)))
+            decision = decide(scope, self.rules, self.protected, self.workspace, self.env.cwd)
+            outcome = await self._outcome(call, scope, decision, ctx.signal)  # type: ignore[arg-type]
+            self._journal(call, scope, decision, outcome)  # type: ignore[arg-type]
+            if not outcome.allow:
+                return _denial(scope, outcome)
+        return None
 
     def _content_guard(self, path: str) -> str | None:
         """The protected pattern of ``path`` (absolute), for search tools to withhold its lines."""

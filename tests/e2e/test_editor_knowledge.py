@@ -46,6 +46,24 @@ async def test_definition_and_references_across_two_files(make_editor, tmp_path:
     assert editor.language_requests[1]["params"]["context"] == {"includeDeclaration": True}
 
 
+async def test_positions_are_converted_for_a_utf8_client(make_editor, tmp_path: Path) -> None:
+    # Neovim-like: pi-lsp negotiates UTF-8 with the editor, pylsp speaks UTF-16; the editor converts
+    (tmp_path / "util.py").write_text("def helper(x):\n    return x\n", encoding="utf-8")
+    (tmp_path / "app.py").write_text("from util import helper\nname = '😀é'; v = helper(2)\n", encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path, profile="neovim")
+    assert editor.buffers.encoding == "utf-8"
+    result = await editor.call("references", {"path": "app.py", "line": 2, "symbol": "helper"})
+    assert result["isError"] is False, editor.result_text(result)
+    assert editor.language_requests[0]["params"]["position"] == {"line": 1, "character": 21}  # UTF-8 bytes (17 code points)
+    assert editor.result_text(result).splitlines() == [
+        "app.py:1: from util import helper", "app.py:2: name = '😀é'; v = helper(2)", "util.py:1: def helper(x):",
+    ]
+    editor.open("app.py")
+    renamed = await editor.call("rename", {"path": "app.py", "line": 2, "symbol": "helper", "newName": "aide"})
+    assert renamed["isError"] is False, editor.result_text(renamed)
+    assert editor.text("app.py") == "from util import aide\nname = '😀é'; v = aide(2)\n"
+
+
 async def test_symbols_and_hover(make_editor, tmp_path: Path) -> None:
     _project(tmp_path)
     editor = await _editor(make_editor, tmp_path)

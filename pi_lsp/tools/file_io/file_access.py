@@ -59,6 +59,16 @@ class WriteReport:
     notices: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class FileWrite:
+    """One file of a multi-file change (``rename``): ``path`` gets ``data``, computed from
+    ``previous`` (the snapshot read before; the write is refused if the file moved on since)."""
+
+    path: Path
+    data: bytes
+    previous: FileSnapshot
+
+
 @runtime_checkable
 class FileAccess(Protocol):
     """Read and write file contents for the file tools.
@@ -101,3 +111,7 @@ class FileAccess(Protocol):
         ``OSError`` or :class:`~pi_lsp.agent.tool.ToolError`.
         """
         ...
+
+    # Optional (issue 17): ``async write_files(writes: list[FileWrite], *, label, annotation, ctx)
+    # -> list[WriteReport]`` changes several files as one change (the editor's one WorkspaceEdit);
+    # a FileAccess without it gets one ``write`` per file.

@@ -13,6 +13,7 @@ from pi_lsp.tools.language.diagnostics_tool import DiagnosticsTool
 from pi_lsp.tools.language.hover import HoverTool
 from pi_lsp.tools.language.language_tool import LanguageTool
 from pi_lsp.tools.language.navigation import DefinitionTool, ReferencesTool
+from pi_lsp.tools.language.rename import RenameTool
 from pi_lsp.tools.language.symbols import SymbolsTool
 
 LANGUAGE_TOOL_NAMES: tuple[str, ...] = ("diagnostics", "definition", "references", "rename", "symbols", "hover")
@@ -22,6 +23,7 @@ _CLASSES: dict[str, type[LanguageTool]] = {
     "diagnostics": DiagnosticsTool,
     "definition": DefinitionTool,
     "references": ReferencesTool,
+    "rename": RenameTool,
     "symbols": SymbolsTool,
     "hover": HoverTool,
 }

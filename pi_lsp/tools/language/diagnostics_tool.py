@@ -41,6 +41,7 @@ class DiagnosticsTool(LanguageTool):
     description = DIAGNOSTICS_DESCRIPTION
     args_model = DiagnosticsArgs
     method = "pi/diagnostics"
+    prompt_snippet = "Show the errors and warnings the editor reports for a file or the workspace"
 
     async def execute(self, args: DiagnosticsArgs, ctx: ToolContext) -> ToolResult:
         """The problems, or a sentence saying there are none."""

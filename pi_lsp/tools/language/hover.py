@@ -44,6 +44,7 @@ class HoverTool(LanguageTool):
     description = HOVER_DESCRIPTION
     args_model = SymbolArgs
     method = "textDocument/hover"
+    prompt_snippet = "Show a symbol's type and documentation (the editor's language server)"
 
     async def execute(self, args: SymbolArgs, ctx: ToolContext) -> ToolResult:
         """The hover text, or a sentence saying the server has none."""

@@ -31,6 +31,7 @@ class DefinitionTool(LanguageTool):
     description = DEFINITION_DESCRIPTION
     args_model = SymbolArgs
     method = "textDocument/definition"
+    prompt_snippet = "Find where a symbol is defined (the editor's language server)"
 
     async def execute(self, args: SymbolArgs, ctx: ToolContext) -> ToolResult:
         """Snippets of the definitions, or a sentence saying none was found."""
@@ -47,6 +48,7 @@ class ReferencesTool(LanguageTool):
     description = REFERENCES_DESCRIPTION
     args_model = SymbolArgs
     method = "textDocument/references"
+    prompt_snippet = "Find every use of a symbol across the workspace (the editor's language server)"
 
     async def execute(self, args: SymbolArgs, ctx: ToolContext) -> ToolResult:
         """Snippets of the references, or a sentence saying none was found."""

@@ -73,6 +73,7 @@ class SymbolsTool(LanguageTool):
     description = SYMBOLS_DESCRIPTION
     args_model = SymbolsArgs
     method = "textDocument/documentSymbol"
+    prompt_snippet = "Outline a file's classes, functions and variables with their lines"
 
     async def execute(self, args: SymbolsArgs, ctx: ToolContext) -> ToolResult:
         """The outline of ``args.path``."""
