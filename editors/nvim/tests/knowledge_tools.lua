@@ -116,13 +116,13 @@ H.run(function()
   end
   require('pi_lsp.config').get().language_server_timeout_ms = 500
   H.uv.kill(pid, 'sigstop')
-  text, is_error = tool(pi, 'definition', { path = 'main.py', line = 3, symbol = 'helper' })
+  text, is_error = tool(pi, 'definition', { path = 'main.py', line = 3, symbol = 'assist' })
   H.uv.kill(pid, 'sigcont')
   H.check('a frozen server: the tool fails naming it', is_error and has(text, 'pylsp: did not answer within 500 ms'), text)
 
   local health = H.health('pi_lsp')
   H.check(':checkhealth pi_lsp names pylsp as a server the agent can ask',
-    health:find('INFO: language servers the agent can ask (definition, references, rename, diagnostics): pylsp', 1, true), health)
+    health:find('language servers the agent can ask (definition, references, rename, diagnostics): pylsp', 1, true), health)
   if vim.fn.has('nvim-0.11') == 1 then
     local deprecated = H.health('vim.deprecated')
     H.check(':checkhealth vim.deprecated is clean', deprecated:find('OK: No deprecated functions detected', 1, true)
