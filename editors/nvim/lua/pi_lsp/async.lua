@@ -12,30 +12,34 @@ local M = {}
 local uv = vim.uv or vim.loop
 
 --- Run `fn()` for a handler and return what it returns. `bound_ms`: the most the 0.7 path waits
---- (the sum of `fn`'s own bounds plus slack); past it, returns `nil, timeout_error`.
+--- (the sum of `fn`'s own bounds plus slack); past it, returns `nil, timeout_error`. On the 0.7
+--- path an error raised by `fn` (before or after a wait) is raised again here, so Neovim answers
+--- the request with InternalError as it does for any handler error.
 function M.handle(fn, bound_ms, timeout_error)
   local co, is_main = coroutine.running()
   if co and not is_main and vim.fn.has('nvim-0.10') == 1 then
     return fn() -- Neovim's own handler coroutine: `M.await` yields it
   end
-  local done, results = false, nil
+  local outcome = nil
   local task = coroutine.create(function()
-    results = { fn() }
-    done = true
+    outcome = { pcall(fn) }
   end)
   local ok, err = coroutine.resume(task)
   if not ok then
     error(err, 0)
   end
-  if not done then
+  if not outcome then
     vim.wait(bound_ms, function()
-      return done
+      return outcome ~= nil
     end, 10)
   end
-  if not done then
+  if not outcome then
     return nil, timeout_error
   end
-  return unpack(results)
+  if not outcome[1] then
+    error(outcome[2], 0)
+  end
+  return unpack(outcome, 2, table.maxn(outcome))
 end
 
 --- Inside `M.handle`: call `start(resume)` and wait until `resume(...)` is called or `timeout_ms`
