@@ -80,7 +80,10 @@ H.run(function()
 
   -- rename over three files: main.py open, lib.py loaded hidden by the request, util.py closed
   text, is_error = tool(pi, 'rename', { path = 'lib.py', line = 1, symbol = 'helper', newName = 'assist' })
-  H.check('rename: succeeded', not is_error and has(text, 'main.py') and has(text, 'util.py') and has(text, 'lib.py'), text)
+  H.check('rename: 6 places in 3 files, counted per file', not is_error
+    and has(text, 'Renamed `helper` to `assist`: 6 places in 3 files.') and has(text, 'main.py: 3')
+    and has(text, 'util.py: 2') and has(text, 'lib.py: 1'), text)
+  H.check('the transcript shows the rename', H.transcript_row('✓ rename lib.py') ~= nil, require('pi_lsp.transcript').lines())
   local expected = {
     ['main.py'] = 'from lib import assist\n\nprint(assist(2))\ns = "éü"; y = assist(4)\n',
     ['lib.py'] = 'def assist(x):\n    return x + 1\n',
