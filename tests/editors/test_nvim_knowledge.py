@@ -45,4 +45,5 @@ def test_language_tools_through_the_daemon(nvim: str, tmp_path: Path) -> None:  
     (rc, data, output), ws = run_scenario(
         nvim, tmp_path, "knowledge_tools.lua", files=PROJECT, PI_TEST_PYLSP=pylsp())
     assert_passed(rc, data, output)
+    print(nvim, data["notes"].get("timing"))  # a figure for the report (pytest -s), not an assertion
     assert (ws / "util.py").read_text(encoding="utf-8") == "from lib import assist\n\nVALUE = assist(3)\n"

@@ -58,6 +58,26 @@ H.run(function()
   H.check('references: the three files', not is_error and has(text, 'lib.py:1:') and has(text, 'main.py:3:')
     and has(text, 'util.py:3:'), text)
 
+  -- a figure, not an assertion: pylsp's own definition time vs the tool through daemon and plugin
+  local function median(fn)
+    local times = {}
+    for i = 1, 5 do
+      local t0 = H.uv.hrtime()
+      fn()
+      times[i] = (H.uv.hrtime() - t0) / 1e6
+    end
+    table.sort(times)
+    return times[3]
+  end
+  local direct = median(function()
+    local done = false
+    require('pi_lsp.client').request(pylsp(), 'textDocument/definition', {
+      textDocument = { uri = vim.uri_from_bufnr(main) }, position = { line = 2, character = 6 } }, function() done = true end, main)
+    H.wait(10000, function() return done end)
+  end)
+  local through = median(function() tool(pi, 'definition', { path = 'main.py', line = 3, symbol = 'helper' }) end)
+  H.note('timing', string.format('definition median of 5: pylsp direct %.1f ms, tool via daemon+plugin %.1f ms', direct, through))
+
   text, is_error = tool(pi, 'symbols', { path = 'lib.py' })
   H.check('symbols: helper in lib.py', not is_error and has(text, 'helper') and has(text, '1'), text)
   text, is_error = tool(pi, 'hover', { path = 'main.py', line = 3, symbol = 'helper' })
