@@ -66,7 +66,13 @@ function M.await(start, timeout_ms)
   timer:start(timeout_ms, 0, function()
     resume(nil, 'timeout')
   end)
-  start(resume)
+  local ok, err = pcall(start, resume)
+  if not ok then
+    finished = true -- nothing may resume this coroutine later
+    timer:stop()
+    timer:close()
+    error(err, 0)
+  end
   return coroutine.yield()
 end
 

@@ -192,7 +192,7 @@ function M.request_all(clients, method, params, bufnr, timeout_ms)
   end
   async.await(function(resume)
     for i, c in ipairs(clients) do
-      local sent, id = client_mod.request(c, method, params[i], function(err, result)
+      local ok, sent, id = pcall(client_mod.request, c, method, params[i], function(err, result)
         if replies[i] == nil then
           replies[i] = { err = err, result = result }
           pending = pending - 1
@@ -201,9 +201,9 @@ function M.request_all(clients, method, params, bufnr, timeout_ms)
           end
         end
       end, bufnr)
-      ids[i] = id
-      if not sent and replies[i] == nil then
-        replies[i] = { err = 'the client is stopped' }
+      ids[i] = ok and id or nil
+      if (not ok or not sent) and replies[i] == nil then
+        replies[i] = { err = ok and 'the client is stopped' or ('the request could not be sent: ' .. tostring(sent)) }
         pending = pending - 1
       end
     end
