@@ -20,19 +20,21 @@ H.run(function()
   H.check('advertises pi.diagnostics', caps.diagnostics == true, caps)
   H.check('advertises the five language requests', vim.deep_equal(caps.languageRequests, lr.METHODS) and #caps.languageRequests == 5, caps)
 
-  vim.cmd('edit main.py')
-  local main = api.nvim_get_current_buf()
+  vim.cmd('edit notes.txt')
   local pi = H.client()
   H.check('pi-lsp started', pi ~= nil)
-  H.check('pylsp started and initialized', H.wait(20000, function() return pylsp() and pylsp().initialized end))
   local ctx = { client_id = pi.id }
   local pi_enc = pi.offset_encoding
-  H.note('encodings', { pi = pi_enc, pylsp = pylsp().offset_encoding })
 
-  -- definition across two files: `helper` on main.py line 3 is defined in lib.py (not loaded)
+  -- definition across two files, asked before any Python file is open: main.py is loaded hidden,
+  -- its FileType starts pylsp, the plugin waits for pylsp to initialize; `helper` is in lib.py
+  H.check('pylsp is not running yet', pylsp() == nil)
   local reply = H.call_handler(lr.handle, { method = 'textDocument/definition', params = {
     textDocument = { uri = uri('main.py') }, position = { line = 2, character = 6 } } }, ctx)
   local result = reply.result and reply.result.result
+  H.note('encodings', { pi = pi_enc, pylsp = pylsp() and pylsp().offset_encoding })
+  vim.cmd('edit main.py')
+  local main = api.nvim_get_current_buf()
   H.check('definition: servers = {pylsp}', reply.result and vim.deep_equal(reply.result.servers, { 'pylsp' }), reply)
   H.check('definition: lib.py line 1', type(result) == 'table' and #result == 1 and result[1].uri == uri('lib.py')
     and result[1].range.start.line == 0 and result[1].range.start.character == 4, reply)

@@ -42,23 +42,43 @@ local function stopped(client)
   return client.is_stopped ~= nil and client.is_stopped()
 end
 
---- The clients attached to `bufnr` other than pi-lsp, in attach order (client id order).
-function M.others(bufnr, pi_id)
-  local all
-  if vim.lsp.get_clients then
-    all = vim.lsp.get_clients({ bufnr = bufnr })
-  else
-    all = vim.tbl_values(vim.lsp.buf_get_clients(bufnr))
+--- The highest client id seen so far (see `attached`).
+local highest = 0
+
+--- Every client attached to `bufnr`, those still initializing included: `vim.lsp.get_clients`
+--- (0.11) and `buf_get_clients` (0.7) leave those out, yet a server that the buffer's FileType just
+--- started is one to wait for. `get_client_by_id` and `buf_is_attached` see them; client ids are
+--- consecutive integers, probed up to 64 past the highest id seen.
+local function attached(bufnr)
+  local known = vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
+  for _, c in ipairs(known) do
+    highest = math.max(highest, c.id)
+  end
+  for _, id in pairs(client_mod.by_root) do
+    highest = math.max(highest, id)
   end
   local out = {}
-  for _, c in ipairs(all) do
+  for id = 1, highest + 64 do
+    local c = vim.lsp.get_client_by_id(id)
+    if c then
+      highest = math.max(highest, id)
+      if vim.lsp.buf_is_attached(bufnr, id) then
+        table.insert(out, c)
+      end
+    end
+  end
+  return out
+end
+
+--- The clients attached to `bufnr` other than pi-lsp, in attach order (client id order), those
+--- still initializing included (`client.initialized` tells).
+function M.others(bufnr, pi_id)
+  local out = {}
+  for _, c in ipairs(attached(bufnr)) do
     if not M.is_pi(c, pi_id) and not stopped(c) then
       table.insert(out, c)
     end
   end
-  table.sort(out, function(a, b)
-    return a.id < b.id
-  end)
   return out
 end
 
@@ -71,8 +91,11 @@ function M.names(clients)
   return names
 end
 
---- Whether `client` answers `method` for `bufnr`.
+--- Whether `client` answers `method` for `bufnr` (an initializing client does not yet).
 function M.supports(client, method, bufnr)
+  if client.initialized ~= true then
+    return false
+  end
   if HAS_011 then
     return client:supports_method(method, bufnr)
   end
@@ -80,9 +103,10 @@ function M.supports(client, method, bufnr)
   return provider ~= nil and provider ~= false
 end
 
---- Whether `client` finished initializing (its capabilities are known).
+--- Whether `client` finished initializing (its capabilities are known; 0.11 starts with
+--- `server_capabilities = {}`, so only `initialized` tells).
 local function ready(client)
-  return client.initialized == true or client.server_capabilities ~= nil
+  return client.initialized == true
 end
 
 --- The buffer of `uri`, loaded hidden when it is not loaded: `bufnr, just_loaded` or `nil, problem`.
