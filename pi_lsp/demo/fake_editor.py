@@ -12,6 +12,13 @@ and ``withdrawals`` (``pi/approvalWithdrawn`` params).
 
 The quirk profiles (``vscode``, ``neovim``, ``eglot``) are described in
 :mod:`pi_lsp.demo.fake_profiles`.
+
+With ``language_server`` (a command line, e.g. :func:`~pi_lsp.demo.editor_language_server.pylsp_command`)
+the editor runs that real language server for its documents and offers it to pi-lsp (issue 17):
+it advertises ``experimental.pi.diagnostics`` and ``languageRequests``, answers ``pi/languageRequest``
+and ``pi/diagnostics`` through the server and sends ``pi/diagnosticsChanged`` when it publishes
+(:mod:`pi_lsp.demo.editor_language_server`); ``language_server_mode="silent"`` never answers a
+``pi/languageRequest``. ``language_requests`` and ``diagnostics_requests`` record what pi-lsp asked.
 """
 
 from __future__ import annotations

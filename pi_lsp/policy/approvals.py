@@ -396,7 +396,7 @@ def _denial(scope: CallScope, outcome: _Outcome) -> str:
             f"This tool call ({target}) needs the user's approval and was not run: {outcome.reason}."
         )
     if outcome.source == "protected":
-        return f"This tool call ({target}) was refused: {outcome.reason}; edit and write never change protected paths."
+        return f"This tool call ({target}) was refused: {outcome.reason}; edit, write and rename never change protected paths."
     return f"This tool call ({target}) was refused by the approval rules: {outcome.reason}."
 
 

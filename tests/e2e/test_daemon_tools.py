@@ -75,7 +75,7 @@ async def test_list_and_set_active_tools(make_editor) -> None:
     assert names == [
         "read", "bash", "edit", "write", "grep", "find", "ls",
         # issue 17: registered, inactive when the editor does not offer its language servers
-        "diagnostics", "definition", "references", "symbols", "hover",
+        "diagnostics", "definition", "references", "rename", "symbols", "hover",
     ]
     assert [t["name"] for t in listing["tools"] if t["active"]] == ["read", "bash", "edit", "write"]
     read = listing["tools"][0]

@@ -120,7 +120,7 @@ async def test_client_without_the_capability_lists_the_tools_inactive(make_edito
     listing = {tool["name"]: tool for tool in (await editor.request("pi/listTools", {}))["tools"]}
     for name, method in [
         ("definition", "textDocument/definition"), ("references", "textDocument/references"),
-        ("symbols", "textDocument/documentSymbol"), ("hover", "textDocument/hover"),
+        ("rename", "textDocument/rename"), ("symbols", "textDocument/documentSymbol"), ("hover", "textDocument/hover"),
     ]:
         assert listing[name]["active"] is False
         assert listing[name]["unavailable"] == (
@@ -140,7 +140,7 @@ async def test_advertised_tools_are_active_by_default_unless_active_tools_says_o
     editor = await _editor(make_editor, tmp_path)
     listing = {tool["name"]: tool for tool in (await editor.request("pi/listTools", {}))["tools"]}
     assert [name for name, tool in listing.items() if tool["active"]] == [
-        "read", "bash", "edit", "write", "diagnostics", "definition", "references", "symbols", "hover",
+        "read", "bash", "edit", "write", "diagnostics", "definition", "references", "rename", "symbols", "hover",
     ]
     assert all("unavailable" not in tool for tool in listing.values())
     chosen = await make_editor(
@@ -149,3 +149,32 @@ async def test_advertised_tools_are_active_by_default_unless_active_tools_says_o
     )
     listing = (await chosen.request("pi/listTools", {}))["tools"]
     assert [tool["name"] for tool in listing if tool["active"]] == ["read", "definition"]
+
+
+async def test_the_diagnostics_tool_for_a_file_and_for_the_workspace(make_editor, tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / "bad.py").write_text("import os\n\nprint(missing)\n", encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    editor.open("bad.py")
+    assert await editor.wait_diagnostics("bad.py")
+    result = await editor.call("diagnostics", {"path": "bad.py"})
+    assert result["isError"] is False, editor.result_text(result)
+    assert editor.result_text(result) == (
+        "2 problems (1 error) in 1 file:\n"
+        "bad.py:3: error: undefined name 'missing' (pyflakes)\n"
+        "bad.py:1: warning: 'os' imported but unused (pyflakes)"
+    )
+    clean = await editor.call("diagnostics", {"path": "util.py"})
+    assert editor.result_text(clean) == "No problems reported for util.py."
+    workspace = await editor.call("diagnostics", {})
+    assert "bad.py:3: error: undefined name 'missing' (pyflakes)" in editor.result_text(workspace)
+
+
+async def test_a_protected_file_is_asked_about_like_read(make_editor, tmp_path: Path) -> None:
+    _project(tmp_path)
+    (tmp_path / ".env.py").write_text("SECRET = 1\n", encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path, message_answer="Deny")
+    result = await editor.call("symbols", {"path": ".env.py"})
+    assert result["isError"] is True and "declined" in editor.result_text(result)
+    assert len(editor.message_requests) == 1 and ".env.py" in editor.message_requests[0]
+    assert editor.language_requests == []

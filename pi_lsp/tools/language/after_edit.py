@@ -104,11 +104,13 @@ class DiagnosticsAfterEdit:
             return None
         knowledge = self.env.knowledge
         assert knowledge is not None
-        count = knowledge.change_count(path)
         try:
             documents = await knowledge.diagnostics([path])
         except KnowledgeError:
             return None
+        # counted after the pull: a report the pull itself caused (a file the editor loaded for
+        # it) is not taken for the server having checked the change
+        count = knowledge.change_count(path)
         if len(self._pending) >= MAX_PENDING:  # calls blocked after this hook never reach after()
             self._pending.pop(next(iter(self._pending)))
         self._pending[ctx.tool_call.id] = _Before(path, count, _find(documents, path))

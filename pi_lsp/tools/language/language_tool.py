@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pi_lsp.agent.tool import ToolContext, ToolError
+from pi_lsp.agent.tool import ToolError
 from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.file_io.file_access import FileSnapshot
 from pi_lsp.tools.file_io.os_errors import node_style_message

@@ -2,8 +2,11 @@
 
 The server's ``WorkspaceEdit`` (``changes`` or ``documentChanges``; file creations, renames and
 deletions are refused) is turned into the new text of every file it touches, computed against the
-text each file has now (editor buffer or disk; a server version that is not the buffer's means the
-file moved on: refused). Every file is then policed as an edit of that file (the named one by the
+text each file has now (editor buffer or disk). The named file must still hold the text the
+symbol was found in (else it moved on while the server worked: refused). The versions inside the
+server's edit are not compared with pi-lsp's: they are the server's numbering, which equals the
+editor's only when the editor shares its version numbers with its servers (Emacs's pi-lsp.el and
+eglot count separately). Every file is then policed as an edit of that file (the named one by the
 pipeline's policy hook, the others through ``env.approve_writes``: protected refused, outside the
 workspace asked), locked, and changed through ``env.files.write_files``: in the daemon ONE
 versioned ``workspace/applyEdit`` with a ``ChangeAnnotation`` ("Rename a to b"), one undo step per
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import re
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -91,6 +93,7 @@ class RenameTool(LanguageTool):
         """Rename, apply, save; the files and counts, or a ToolError saying what to try."""
         if not args.newName.strip():
             raise ToolError("newName must not be empty.")
+        asked_text = await self.text_of(self.resolve(args.path))
         path, uri, position = await self.locate(args)
         answer = await self.ask(self.method, {**position_params(uri, position), "newName": args.newName}, path)
         if not answer.result:
@@ -102,6 +105,10 @@ class RenameTool(LanguageTool):
             files = workspace_edit_files(answer.result)
         except ValueError as exc:
             raise ToolError(f"The rename was not applied: {exc}. Nothing was changed.") from None
+        if await self.text_of(path) != asked_text:
+            raise ToolError(
+                f"{self.shown(path)} changed while the language server computed the rename. Nothing was changed; retry."
+            )
         writes, counts = await self._plan(files, args.symbol)
         if not writes:
             return ToolResult.text(f"Nothing to rename: `{args.symbol}` is already `{args.newName}` everywhere.")
@@ -139,11 +146,6 @@ class RenameTool(LanguageTool):
             if path is None:
                 raise ToolError(f"The rename touches {uri}, which is not a file. Nothing was changed.")
             snapshot = await self.snapshot(path)
-            if version is not None and snapshot.source == "buffer" and snapshot.version != version:
-                raise ToolError(
-                    f"{self.shown(path)} changed while the language server computed the rename "
-                    f"(version {version}, the editor has {snapshot.version}). Nothing was changed; retry."
-                )
             bom = snapshot.data.startswith(UTF8_BOM)
             try:
                 old_text = snapshot.data[len(UTF8_BOM) if bom else 0:].decode("utf-8")
