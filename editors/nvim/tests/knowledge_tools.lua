@@ -92,6 +92,8 @@ H.run(function()
   -- an edit that introduces an undefined name gets pylsp's error in its result; the fix does not
   text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(helper(2))', newText = 'print(helper(nope))' } } })
   H.check('edit: the introduced error in the result', not is_error and has(text, "undefined name 'nope'") and has(text, 'main.py:3'), text)
+  text, is_error = tool(pi, 'diagnostics', vim.empty_dict())
+  H.check('diagnostics of the workspace: the error in main.py', not is_error and has(text, "main.py:3: error: undefined name 'nope'"), text)
   text, is_error = tool(pi, 'edit', { path = 'main.py', edits = { { oldText = 'print(helper(nope))', newText = 'print(helper(2))' } } })
   H.check('edit: the fix lists no new problem', not is_error and not has(text, "undefined name 'nope'"), text)
   text, is_error = tool(pi, 'diagnostics', { path = 'main.py' })
