@@ -53,6 +53,10 @@ a `pi-lsp-deferred', or signals `jsonrpc-error'.")
 (defvar pi-lsp-notification-handlers nil
   "Alist of (METHOD-SYMBOL . FUNCTION) for server-to-client notifications.")
 
+(defvar pi-lsp-client-capabilities-functions nil
+  "Functions of no arguments, each returning a plist of entries for `experimental.pi' in the
+`initialize' capabilities (e.g. pi-lsp-knowledge.el's `diagnostics' and `languageRequests').")
+
 (defvar pi-lsp-connection-hook nil
   "Run with the connection as argument once it is initialized.")
 
@@ -99,6 +103,16 @@ Does nothing when the connection is gone or DEFERRED was answered already."
              (jsonrpc-running-p conn))
     (setf (pi-lsp-deferred-done deferred) t)
     (jsonrpc-connection-send conn :id (pi-lsp-deferred-id deferred) :result result)))
+
+(defun pi-lsp-reply-error (conn deferred code message)
+  "Answer the request behind DEFERRED on CONN with the JSON-RPC error CODE and MESSAGE, once.
+Does nothing when the connection is gone or DEFERRED was answered already."
+  (when (and (not (pi-lsp-deferred-done deferred))
+             (pi-lsp-deferred-id deferred)
+             (jsonrpc-running-p conn))
+    (setf (pi-lsp-deferred-done deferred) t)
+    (jsonrpc-connection-send conn :id (pi-lsp-deferred-id deferred)
+                             :error (list :code code :message message))))
 
 ;;; URIs
 
@@ -157,8 +171,9 @@ filter it would leave the rest of the received output unread until more arrives.
                          :workspaceFolders t)
         :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
         :window (list :showMessage (list :messageActionItem (list :additionalPropertiesSupport :json-false)))
-        :experimental (list :pi (list :saveDocuments t :reloadDocuments t :editClosedFiles t
-                                      :documentState t :approvals t))))
+        :experimental (list :pi (append (list :saveDocuments t :reloadDocuments t :editClosedFiles t
+                                              :documentState t :approvals t)
+                                        (apply #'append (mapcar #'funcall pi-lsp-client-capabilities-functions))))))
 
 (defun pi-lsp--initialize-params (root)
   "The `initialize' params for ROOT."

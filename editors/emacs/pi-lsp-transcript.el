@@ -180,6 +180,11 @@ followed the transcript before keep following it."
                        (if (plist-get args :offset) (format " from line %s" (plist-get args :offset)) "")))
        ((or "grep" "find") (format "%s %s%s" name (or (funcall arg :pattern) "")
                                    (if (plist-get args :path) (concat " in " (funcall arg :path)) "")))
+       ((or "definition" "references" "hover")
+        (format "%s %s %s:%s" name (funcall arg :symbol) (funcall arg :path) (funcall arg :line)))
+       ("rename" (format "rename %s → %s %s:%s" (funcall arg :symbol) (funcall arg :newName)
+                         (funcall arg :path) (funcall arg :line)))
+       ((or "symbols" "diagnostics") (format "%s %s" name (or (funcall arg :path) "")))
        (_ (format "%s %s" name (pi-lsp--one-line (pi-lsp--json args) 100)))))))
 
 (defun pi-lsp--json (value)

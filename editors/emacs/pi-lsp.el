@@ -18,6 +18,8 @@
 ;;   user's unsaved text, and files no buffer visits are visited to be edited (pi-lsp-edits.el).
 ;; - Approvals come up in the minibuffer without a default; C-g denies; a prompt the server
 ;;   stopped waiting for closes by itself (pi-lsp-approvals.el).
+;; - A prompt while the agent runs asks: steer it, queue it, stop the agent or cancel
+;;   (pi-lsp-steering.el); `pi-lsp-steer' and `pi-lsp-queue' send without asking.
 ;; - `pi-lsp-changes' shows what a session changed, hunk by hunk, to keep or take back
 ;;   (pi-lsp-changes.el); the transcript links to it after a run that changed files.
 ;;
@@ -34,6 +36,8 @@
 (require 'pi-lsp-transcript)
 (require 'pi-lsp-approvals)
 (require 'pi-lsp-changes)
+(require 'pi-lsp-knowledge)
+(require 'pi-lsp-steering)
 
 (defcustom pi-lsp-prompt-timeout nil
   "Seconds to wait for a `pi/prompt' reply before giving up on it; nil waits for ever."
@@ -65,7 +69,12 @@
 ;;; Events and the end of a connection
 
 (defun pi-lsp--on-event (conn params)
-  "`pi/event {sessionId, event}' into the transcript."
+  "`pi/event {sessionId, event}' into the transcript.
+The first event of a run names its session (for `pi/steer' before the first reply)."
+  (let ((session (plist-get params :sessionId)))
+    (when (and (pi-lsp-running conn) (not (pi-lsp-session-id conn))
+               (stringp session) (not (equal session "external")))
+      (setf (pi-lsp-session-id conn) session)))
   (pi-lsp-changes-note-event conn (plist-get params :event))
   (pi-lsp-transcript-event (plist-get params :event)))
 
@@ -125,7 +134,8 @@
 (defun pi-lsp-prompt (text)
   "Send TEXT to the agent (`pi/prompt'); with an active region, the region goes along.
 Starts the project's pi-lsp when needed (outside any project: the only running one).  The
-`*pi-lsp*' transcript shows the run.
+`*pi-lsp*' transcript shows the run.  While a run is active, asks whether to steer it, queue
+TEXT, stop the agent or cancel (`pi-lsp-steering-ask').
 Returns immediately."
   (interactive (list (read-string "pi: " nil 'pi-lsp-prompt-history)))
   (when (string-empty-p (string-trim text))
@@ -133,32 +143,55 @@ Returns immediately."
   (let ((conn (if (and (not (pi-lsp-project-root)) (= (length pi-lsp--connections) 1))
                   (car pi-lsp--connections)      ; e.g. from the transcript of the only project
                 (pi-lsp-ensure-connection))))
-    (when (pi-lsp-running conn)
-      (user-error "pi-lsp: a prompt is already running; M-x pi-lsp-abort stops it"))
-    (let ((params (append (list :text (pi-lsp--compose text))
-                          (and (pi-lsp-session-id conn) (list :sessionId (pi-lsp-session-id conn))))))
-      (pi-lsp-flush-changes)
-      (pi-lsp-transcript-line (concat "> " (car (split-string text "\n"))) 'pi-lsp-prompt)
-      (display-buffer (pi-lsp-transcript))
-      (setf (pi-lsp-running conn) t)
-      (pi-lsp-changes-run-started conn)
-      (force-mode-line-update t)
-      (cl-flet ((finish (reply)
-                  (setf (pi-lsp-running conn) nil)
-                  (setq pi-lsp-last-reply reply)
-                  (force-mode-line-update t)
-                  (pi-lsp-transcript-run-ended reply)
-                  (pi-lsp-changes-run-ended conn reply)))
-        (jsonrpc-async-request
-         conn :pi/prompt params
-         :timeout pi-lsp-prompt-timeout
-         :success-fn (lambda (result)
-                       (setf (pi-lsp-session-id conn) (or (plist-get result :sessionId) (pi-lsp-session-id conn)))
-                       (finish result))
-         :error-fn (lambda (error)
-                     (finish (list :error (or (plist-get error :message) (format "%S" error)))))
-         :timeout-fn (lambda () (finish (list :error "no reply to the prompt in time")))))
-      nil)))
+    (if (pi-lsp-running conn)
+        (progn (pi-lsp-steering-ask conn (pi-lsp--compose text) text) nil)
+      (let ((params (append (list :text (pi-lsp--compose text))
+                            (and (pi-lsp-session-id conn) (list :sessionId (pi-lsp-session-id conn))))))
+        (pi-lsp-flush-changes)
+        (pi-lsp-transcript-line (concat "> " (car (split-string text "\n"))) 'pi-lsp-prompt)
+        (display-buffer (pi-lsp-transcript))
+        (setf (pi-lsp-running conn) t)
+        (pi-lsp-changes-run-started conn)
+        (force-mode-line-update t)
+        (cl-flet ((finish (reply)
+                          (setf (pi-lsp-running conn) nil)
+                          (setq pi-lsp-last-reply reply)
+                          (force-mode-line-update t)
+                          (pi-lsp-transcript-run-ended reply)
+                          (pi-lsp-steering-give-back reply)
+                          (pi-lsp-changes-run-ended conn reply)))
+          (jsonrpc-async-request
+           conn :pi/prompt params
+           :timeout pi-lsp-prompt-timeout
+           :success-fn (lambda (result)
+                         (setf (pi-lsp-session-id conn) (or (plist-get result :sessionId) (pi-lsp-session-id conn)))
+                         (finish result))
+           :error-fn (lambda (error)
+                       (finish (list :error (or (plist-get error :message) (format "%S" error)))))
+           :timeout-fn (lambda () (finish (list :error "no reply to the prompt in time")))))
+        nil))))
+
+(defun pi-lsp--send-to-run (how text)
+  "Send TEXT to the current project's active run as HOW (\"steer\" or \"queue\"); with no
+run active it is an ordinary prompt."
+  (when (string-empty-p (string-trim text))
+    (user-error "pi-lsp: the prompt is empty"))
+  (let ((conn (or (cl-find-if #'pi-lsp-running (delq nil (cons (pi-lsp-current-connection) pi-lsp--connections))))))
+    (if conn
+        (pi-lsp-steering-send conn how (pi-lsp--compose text) text)
+      (pi-lsp-prompt text))))
+
+;;;###autoload
+(defun pi-lsp-steer (text)
+  "Steer the running agent: TEXT goes with its next model request (`pi/steer')."
+  (interactive (list (read-string "pi steer: " nil 'pi-lsp-prompt-history)))
+  (pi-lsp--send-to-run "steer" text))
+
+;;;###autoload
+(defun pi-lsp-queue (text)
+  "Queue TEXT: it runs when the current run ends (`pi/followUp')."
+  (interactive (list (read-string "pi queue: " nil 'pi-lsp-prompt-history)))
+  (pi-lsp--send-to-run "queue" text))
 
 ;;;###autoload
 (defun pi-lsp-abort ()

@@ -37,7 +37,7 @@ import httpx
 from pi_lsp.llm.anthropic_request import API, RequestError, adaptive_thinking, build_request_body
 from pi_lsp.llm.anthropic_stream import MessageAssembler
 from pi_lsp.llm.events import StartEvent, StreamEvent
-from pi_lsp.llm.http_stream import Aborted, CancelWatch, Failed, StreamingHttpProvider, closing_events, transport_text
+from pi_lsp.llm.http_stream import Aborted, CancelWatch, Failed, StreamingHttpProvider, closing_events, stream_ending
 from pi_lsp.llm.provider import LlmContext
 from pi_lsp.llm.sse import SseDecoder
 
@@ -138,16 +138,8 @@ class AnthropicProvider(StreamingHttpProvider):
                 attempt += 1
             if not assembler.complete:
                 raise Failed(f"The stream ended before the response was complete ({assembler.received_summary()})")
-        except Aborted:
-            aborted = True
-        except Failed as exc:
-            failure = str(exc.args[0])
-        except httpx.TransportError as exc:
-            failure = transport_text(exc, self.url, self.settings)
-            failure += f"; the stream was cut ({assembler.received_summary()})"
         except Exception as exc:  # a bug here must still end the stream with a message
-            log.exception("provider stream failed")
-            failure = f"Provider error: {type(exc).__name__}: {exc}"
+            aborted, failure = stream_ending(exc, self.url, self.settings, assembler.received_summary())
         finally:
             if response is not None:
                 await response.aclose()

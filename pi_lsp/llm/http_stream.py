@@ -154,6 +154,23 @@ def transport_text(exc: httpx.TransportError, url: str, settings: ProviderSettin
     return f"Connection error: {type(exc).__name__} talking to {url} ({exc})"
 
 
+def stream_ending(exc: Exception, url: str, settings: ProviderSettings, received: str) -> tuple[bool, str | None]:
+    """How a stream that raised ``exc`` ends: ``(aborted, failure)`` for :func:`closing_events`.
+
+    :class:`Aborted` is an abort; :class:`Failed` carries its model-facing line; a transport error
+    says what was cut and ``received`` (the assembler's summary of what had arrived); anything else
+    is a bug, logged with its traceback and still reported as ``Provider error: ...``.
+    """
+    if isinstance(exc, Aborted):
+        return True, None
+    if isinstance(exc, Failed):
+        return False, str(exc.args[0])
+    if isinstance(exc, httpx.TransportError):
+        return False, f"{transport_text(exc, url, settings)}; the stream was cut ({received})"
+    log.error("provider stream failed", exc_info=exc)
+    return False, f"Provider error: {type(exc).__name__}: {exc}"
+
+
 def closing_events(message: Any, ends: list[Any], *, aborted: bool, failure: str | None) -> list[Any]:
     """The last events of a stream from ``assembler.finish()``'s ``(message, ends)``: an aborted or
     failed stream ends with its DoneEvent only (stop reason ``aborted``/``error``), a finished one

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,11 +32,10 @@ import httpx
 from pi_lsp.llm.chat_request import build_request_body
 from pi_lsp.llm.chunk_assembly import ChunkAssembler
 from pi_lsp.llm.events import StartEvent, StreamEvent
-from pi_lsp.llm.http_stream import ABORTED_TEXT, Aborted, CancelWatch, Failed, StreamingHttpProvider, closing_events, transport_text
+from pi_lsp.llm.http_stream import ABORTED_TEXT, Aborted, CancelWatch, Failed, StreamingHttpProvider, closing_events, stream_ending
 from pi_lsp.llm.provider import LlmContext
 from pi_lsp.llm.sse import SseDecoder
 
-log = logging.getLogger(__name__)
 
 __all__ = ["ABORTED_TEXT", "OpenAICompatProvider"]
 
@@ -127,16 +125,8 @@ class OpenAICompatProvider(StreamingHttpProvider):
                         "The stream ended before the response was complete "
                         f"({assembler.received_summary()})"
                     )
-        except Aborted:
-            aborted = True
-        except Failed as exc:
-            failure = str(exc.args[0])
-        except httpx.TransportError as exc:
-            failure = transport_text(exc, self.url, self.settings)
-            failure += f"; the stream was cut ({assembler.received_summary()})"
         except Exception as exc:  # a bug here must still end the stream with a message
-            log.exception("provider stream failed")
-            failure = f"Provider error: {type(exc).__name__}: {exc}"
+            aborted, failure = stream_ending(exc, self.url, self.settings, assembler.received_summary())
         finally:
             if response is not None:
                 await response.aclose()

@@ -8,6 +8,7 @@
   on the editor's ``PATH`` (or leaves it out to test "pi-lsp missing from PATH").
 - :class:`Replay`: ``pi-lsp replay --session FILE`` as a subprocess (the model), URL read from its
   first stdout line; it exits when its stdin closes.
+- :func:`journal_user_messages`: what the daemon sent the model as user messages (journals).
 - :func:`run_editor`: one editor process under ``timeout`` with a private ``HOME``; the scenario
   writes a JSON result file (``{failed, checks: [{name, ok, detail}], notes}``).
 """
@@ -187,6 +188,17 @@ def run_editor(argv: list[str], *, cwd: Path, env: dict[str, str], result: Path)
     if result.exists():
         data = json.loads(result.read_text(encoding="utf-8") or "{}")
     return completed.returncode, data, completed.stdout + completed.stderr
+
+
+def journal_user_messages(folder: Path) -> list[str]:
+    """The user messages the daemon sent to the model, in order, from the session journals in
+    ``folder`` (``PI_LSP_SESSIONS_DIR``; one ``<sessionId>.jsonl`` per session)."""
+    return [
+        line["message"]["content"]
+        for path in sorted(folder.glob("*.jsonl"))
+        for line in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+        if line.get("type") == "message" and line["message"].get("role") == "user"
+    ]
 
 
 def failures(data: dict[str, Any]) -> list[str]:

@@ -30,6 +30,7 @@ from tests.editors.editor_support import (
     Replay,
     assert_passed,
     editor_env,
+    journal_user_messages,
     make_shim,
     require_program,
     run_editor,
@@ -244,3 +245,30 @@ def test_approvals_in_a_terminal(tmp_path: Path) -> None:
     assert PROMPT_MARK not in final and "pi:waiting for you" not in final, final
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
     print(f"emacs tty approvals: {time.monotonic() - started:.1f} s\n{final}")
+
+
+def test_steer_queue_stop_and_cancel_while_the_agent_runs(tmp_path: Path) -> None:
+    """Issue 19 in ``emacs --batch``: prompts written during a long bash call are cancelled,
+    steered and queued through the real ``read-multiple-choice``; each reaches the model when it
+    should (the replay checks each request, the journal lists every user message sent)."""
+    emacs = _require("emacs", "emacs-nox")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").mkdir()
+    (ws / "notes.txt").write_text("notes\n", encoding="utf-8")
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "steering.jsonl")
+    started = time.monotonic()
+    try:
+        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
+        rc, data, output = run_editor(
+            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-steering-test.el")], cwd=ws, env=env, result=result,
+        )
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    assert journal_user_messages(tmp_path / "journals") == ["run the job", "use staging", "then run the tests", "second job"]
+    print(f"emacs steering: {time.monotonic() - started:.1f} s")

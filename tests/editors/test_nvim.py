@@ -15,6 +15,7 @@ from tests.editors.editor_support import (
     Replay,
     assert_passed,
     editor_env,
+    journal_user_messages,
     make_shim,
     neovim,
     run_editor,
@@ -174,3 +175,16 @@ def test_pi_changes_lists_keeps_and_undoes_hunks_without_forcing_a_conflict(nvim
 def test_a_prompt_without_a_model_says_why_in_the_transcript(nvim: str, tmp_path: Path) -> None:
     (rc, data, output), _ = run_scenario(nvim, tmp_path, "no_model.lua")
     assert_passed(rc, data, output, None)
+
+
+def test_steer_queue_and_cancel_a_prompt_while_the_agent_runs(nvim: str, tmp_path: Path) -> None:
+    replay = Replay(SESSIONS / "steering.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "steering.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert_passed(rc, data, output, replay)
+    assert not [line for line in replay.stderr if "turn" in line], replay.stderr  # each request carried its message
+    users = journal_user_messages(tmp_path / "journals")
+    # the cancelled draft, "stop here" and the undelivered message never reached the model
+    assert users == ["run the job", "use staging", "then run the tests", "second job"], users

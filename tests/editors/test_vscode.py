@@ -135,5 +135,5 @@ def test_real_workbench_view_prompt_approvals_edit_save_undo(request: pytest.Fix
     )
     assert "FAIL" not in output and "checks passed" in output, output[-4000:]
     assert not divergences, "the requests differed from the recording:\n" + "\n".join(divergences)
-    for shot in ("approval.png", "transcript.png", "timeout.png", "changes.png"):  # taken and checked for their elements by run.js
+    for shot in ("approval.png", "steering.png", "transcript.png", "timeout.png", "changes.png"):  # taken and checked for their elements by run.js
         assert (artifacts / shot).stat().st_size > 0, shot

@@ -128,6 +128,9 @@
   (should (equal (pi-lsp-call-summary "bash" '(:command "python3 -m unittest -q\necho more")) "bash python3 -m unittest -q"))
   (should (equal (pi-lsp-call-summary "edit" '(:path "textkit/slug.py")) "edit textkit/slug.py"))
   (should (equal (pi-lsp-call-summary "grep" '(:pattern "def slugify" :path "src")) "grep def slugify in src"))
+  (should (equal (pi-lsp-call-summary "references" '(:path "lib.py" :line 1 :symbol "shout")) "references shout lib.py:1"))
+  (should (equal (pi-lsp-call-summary "rename" '(:path "lib.py" :line 1 :symbol "shout" :newName "yell")) "rename shout → yell lib.py:1"))
+  (should (equal (pi-lsp-call-summary "diagnostics" nil) "diagnostics"))
   (should (equal (pi-lsp--readable '(:path "a.py" :edits [(:oldText "x" :newText "y\nz")]) 0)
                  "path: a.py\nedits[1]:\n  oldText: x\n  newText: |\n    y\n    z\n")))
 
@@ -270,3 +273,34 @@ not restorable files saying what a revert does; files sorted by path; diff-mode 
     (search-forward "deleted /w/gone.txt")
     (should-error (pi-lsp-changes--hunk-at-point) :type 'user-error)
     (should (equal (plist-get (pi-lsp-changes--file-at-point) :state) "deleted"))))
+
+;;; Knowledge (issue 17): what needs no language server
+
+(ert-deftest pi-lsp-knowledge-cancel-request ()
+  "pi-lsp's $/cancelRequest for a pending pi/languageRequest: answered RequestCancelled once, and
+the request is forgotten (a late server answer is dropped)."
+  (let* ((conn (make-instance 'pi-lsp-connection :name "unit" :root "/tmp/"
+                              :process (make-process :name "unit" :command '("sleep" "30")
+                                                     :connection-type 'pipe :noquery t)))
+         (deferred (pi-lsp-defer))
+         (other (pi-lsp-defer))
+         (pi-lsp--pending-language-requests nil))
+    (unwind-protect
+        (progn
+          (setf (pi-lsp-deferred-id deferred) 7 (pi-lsp-deferred-id other) 8)
+          (setq pi-lsp--pending-language-requests (list deferred other))
+          (pi-lsp--on-cancel-request conn '(:id 7))
+          (should (equal pi-lsp--pending-language-requests (list other)))
+          (should (pi-lsp-deferred-done deferred))
+          (should-not (pi-lsp-deferred-done other))
+          (should (with-current-buffer (jsonrpc-events-buffer conn)
+                    (string-match-p "-32800" (buffer-string)))))
+      (jsonrpc-shutdown conn t))))
+
+(ert-deftest pi-lsp-knowledge-capabilities ()
+  "experimental.pi gets diagnostics always, languageRequests only when eglot can be loaded."
+  (let ((pi (plist-get (plist-get (pi-lsp--client-capabilities) :experimental) :pi)))
+    (should (eq (plist-get pi :diagnostics) t))
+    (should (eq (plist-get pi :approvals) t))
+    (should (equal (and (plist-get pi :languageRequests) t) (and (locate-library "eglot") t))))
+  (should-not (featurep 'eglot)))

@@ -19,6 +19,22 @@ end, {
   desc = 'pi-lsp: send a prompt (a range adds the selection as context); without text, open a prompt buffer',
 })
 
+command('PiSteer', function(cmd)
+  require('pi_lsp').send('steer', cmd.args, cmd)
+end, {
+  nargs = '*',
+  range = true,
+  desc = "pi-lsp: steer the running agent (sent with its next model request); without text, the prompt buffer's",
+})
+
+command('PiQueue', function(cmd)
+  require('pi_lsp').send('queue', cmd.args, cmd)
+end, {
+  nargs = '*',
+  range = true,
+  desc = "pi-lsp: queue a prompt that runs when the current run ends; without text, the prompt buffer's",
+})
+
 command('PiAbort', function()
   require('pi_lsp').abort()
 end, { nargs = 0, desc = 'pi-lsp: stop the running prompt' })

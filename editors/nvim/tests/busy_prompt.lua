@@ -1,5 +1,6 @@
--- Bad input: a prompt while another runs. The plugin refuses it with a message; the server refuses
--- a second pi/prompt too (RequestFailed); :PiAbort ends the first run (stopReason aborted).
+-- Bad input: a prompt while another runs. The plugin asks how to send it (steer / queue / stop /
+-- cancel, pi_lsp.steering); dismissing the question sends nothing. run.prompt itself refuses a second
+-- run; the server refuses a second pi/prompt too (RequestFailed); :PiAbort ends the first run.
 local H = dofile(vim.env.PI_TEST_HELPERS)
 
 H.run(function()
@@ -12,8 +13,16 @@ H.run(function()
   H.check('the reply is streaming', H.wait(20000, function() return H.transcript_has('Thinking about') end))
   H.check('the first run is active', require('pi_lsp').is_running())
 
+  local asked = nil
+  vim.ui.select = function(_, opts, on_choice)
+    asked = opts.prompt
+    on_choice(nil, nil) -- the user dismisses the question
+  end
   vim.cmd('Pi second prompt')
-  H.check('the plugin refuses a second prompt', H.notified('a prompt is already running'), H.notifications)
+  H.check('a second prompt asks how to send it', asked == require('pi_lsp.steering').PROMPT, asked)
+  H.check('dismissed, nothing is sent', H.notified('nothing sent; your text is kept')
+    and not H.transcript_has('second prompt'), H.notifications)
+  H.check('run.prompt refuses a second run', not require('pi_lsp.run').prompt('second prompt'))
   H.check('the transcript says so', H.transcript_has('!! pi_lsp: a prompt is already running'))
 
   local done, err = false, nil

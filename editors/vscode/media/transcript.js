@@ -39,14 +39,20 @@
   }
 
   const send = document.getElementById('send');
+  const steer = document.getElementById('steer');
+  const queue = document.getElementById('queue');
+  const ask = document.getElementById('delivery');
   let running = false;
 
-  // While a run is active the box keeps what is typed and Send waits: one prompt runs at a time.
-  // (Pi's steer / follow-up messages would be sent here with another `delivery`.)
+  // While a run is active a prompt is not a second run (issue 19): Send / Enter asks how to deliver
+  // it (Steer: with the agent's next model request; Queue: when the run ends; Cancel: the text
+  // stays in the box); the Steer / Queue buttons and Ctrl+Enter / Alt+Enter say it directly.
   function setRunning(value) {
     running = value;
     abort.hidden = !running;
-    send.disabled = running;
+    steer.hidden = !running;
+    queue.hidden = !running;
+    if (!running) ask.hidden = true;
     document.body.classList.toggle('running', running);
   }
 
@@ -61,19 +67,45 @@
       apply(message.entries);
     } else if (message.type === 'state') {
       setRunning(message.running);
+    } else if (message.type === 'restore' && typeof message.text === 'string') {
+      prompt.value = prompt.value.trim() === '' ? message.text : `${prompt.value}\n\n${message.text}`;
     }
   });
 
-  function submit() {
+  // delivery: 'prompt', 'steer' or 'followUp'; without one, a prompt during a run asks first.
+  function submit(delivery) {
     const text = prompt.value;
-    if (text.trim() === '' || running) return;
-    vscode.postMessage({ type: 'submit', text, delivery: 'prompt' });
+    if (text.trim() === '') return;
+    if (running && !delivery) {
+      ask.hidden = false;
+      ask.querySelector('button').focus();
+      return;
+    }
+    ask.hidden = true;
+    vscode.postMessage({ type: 'submit', text, delivery: delivery || 'prompt' });
     prompt.value = '';
   }
 
   form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
   prompt.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) { event.preventDefault(); submit(); }
+    if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    submit(running && event.ctrlKey ? 'steer' : running && event.altKey ? 'followUp' : undefined);
+  });
+  steer.addEventListener('click', () => submit('steer'));
+  queue.addEventListener('click', () => submit('followUp'));
+  ask.addEventListener('click', (event) => {
+    const button = event.target.closest('button');
+    if (!button) return;
+    if (button.dataset.delivery) {
+      submit(button.dataset.delivery);
+    } else {
+      ask.hidden = true;
+      prompt.focus();
+    }
+  });
+  ask.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') { ask.hidden = true; prompt.focus(); }
   });
   abort.addEventListener('click', () => vscode.postMessage({ type: 'abort' }));
 

@@ -16,6 +16,7 @@ import {
 } from 'vscode-languageclient/node';
 import { ApprovalPrompts } from './approvals';
 import { PI_CAPABILITIES, documentState, reloadDocuments, saveDocuments } from './documentSync';
+import { LanguageKnowledgeFeature, registerLanguageKnowledge } from './languageKnowledge';
 import { checkServerInfo, resolveServer } from './serverResolution';
 import { ServerSettings, serverEnvironment, serverSettings } from './settingsModel';
 import { Transcript } from './transcript';
@@ -124,6 +125,8 @@ export class PiClient implements vscode.Disposable {
     };
     const client = new LanguageClient('pi', 'Pi', serverOptions, clientOptions);
     client.registerFeature(new PiCapabilitiesFeature());
+    client.registerFeature(new LanguageKnowledgeFeature()); // after PiCapabilitiesFeature: adds to experimental.pi
+    this.disposables.push(registerLanguageKnowledge(client, this.context.extension.id));
     keepOwnCommands(client, this.context.extension.packageJSON);
     client.onNotification('pi/event', (params) => {
       this.transcript.event(params);

@@ -2,8 +2,11 @@
  * Pi's commands and the life of a prompt: `Pi: Prompt`, `Pi: Prompt with Selection`, `Pi: Abort`,
  * `Pi: Show Log`, `Pi: Set API Key`, `Pi: Restart Server`.
  *
- * Rules (issue 8): one prompt at a time (a second one while a run is active is refused with a
- * message, and the server refuses it too); nothing that runs code starts in an untrusted
+ * Rules (issue 8): one run at a time; a prompt while a run is active (issue 19) is sent to it as
+ * a steering message (`pi/steer`) or a queued one (`pi/followUp`), as the user picks (the Pi view's
+ * prompt box asks or has buttons; "Pi: Prompt" asks with a quick pick that can also stop the
+ * agent); text that was not sent, or never delivered (`undelivered`), goes back into the prompt
+ * box. Nothing that runs code starts in an untrusted
  * workspace: the server itself starts only once the workspace is trusted. A run continues the
  * session of the previous one (the model keeps the conversation).
  */
@@ -13,6 +16,7 @@ import { filesChangedAfter } from './changesModel';
 import { ChangesView } from './changesView';
 import { PiClient, SECRET_KEY, errorText } from './client';
 import { Transcript } from './transcript';
+import { QueuedDelivery } from './transcriptModel';
 import { Delivery, TranscriptView } from './transcriptView';
 
 export class PiController implements vscode.Disposable {
@@ -23,7 +27,7 @@ export class PiController implements vscode.Disposable {
   readonly changes: ChangesView;
   sessionId: string | undefined;
   running = false;
-  /** Every prompt result `{sessionId, stopReason, errorMessage?}` or `{error}`, in order. */
+  /** Every prompt result `{sessionId, stopReason, errorMessage?, undelivered?}` or `{error}`, in order. */
   readonly results: unknown[] = [];
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -101,19 +105,77 @@ export class PiController implements vscode.Disposable {
   }
 
   /**
-   * A prompt typed in the Pi view. `delivery` is the hook for Pi's steer/follow-up messages; today
-   * every prompt starts a run, so one typed while a run is active is refused with a message.
+   * A prompt typed in the Pi view: `prompt` starts a run (or, while one is active, asks how to send
+   * it); `steer` / `followUp` go to the active run (a new run when none is active).
    */
   async submit(text: string, delivery: Delivery): Promise<void> {
-    if (delivery === 'prompt' && (await this.ready())) {
+    if (!(await this.ready())) {
+      this.view.restore(text);
+    } else if (delivery === 'prompt') {
       await this.prompt(text);
+    } else {
+      await this.queue(text, delivery);
     }
   }
 
-  /** Send `pi/prompt` and wait for the run to end; the transcript streams meanwhile. */
+  /** A prompt while a run is active: Steer / Queue / Stop the agent / Cancel, in a quick pick. */
+  async askDelivery(text: string): Promise<void> {
+    const keep = "your text goes to the Pi view's prompt box";
+    const items: (vscode.QuickPickItem & { how: QueuedDelivery | 'stop' | 'cancel' })[] = [
+      { label: 'Steer', description: "send it with the agent's next model request", how: 'steer' },
+      { label: 'Queue', description: 'run it when the current run ends', how: 'followUp' },
+      { label: 'Stop the agent', description: `abort the run; ${keep}`, how: 'stop' },
+      { label: 'Cancel', description: `send nothing; ${keep}`, how: 'cancel' },
+    ];
+    const picked = await vscode.window.showQuickPick(items, {
+      title: 'Pi is working on a prompt', placeHolder: 'Send this prompt how?', ignoreFocusOut: true,
+    });
+    const how = picked?.how ?? 'cancel';
+    if (how === 'steer' || how === 'followUp') {
+      await this.queue(text, how);
+      return;
+    }
+    if (how === 'stop') {
+      await this.abort();
+    }
+    this.view.restore(text);
+  }
+
+  /**
+   * Send `text` to the active run (`pi/steer` or `pi/followUp`) and show it in the transcript,
+   * marked. With no run active (it ended meanwhile) the text starts a run instead; a refusal
+   * puts it back into the prompt box.
+   */
+  async queue(text: string, how: QueuedDelivery): Promise<void> {
+    const client = this.client.client;
+    const session = this.sessionId ?? this.transcript.eventSessionId;
+    if (!this.running) {
+      await this.prompt(text);
+      return;
+    }
+    if (!client || !session) {
+      this.transcript.note('✗ the run has not started yet: your text is back in the prompt box');
+      this.view.restore(text);
+      return;
+    }
+    try {
+      await client.sendRequest(how === 'steer' ? 'pi/steer' : 'pi/followUp', { sessionId: session, text });
+      this.transcript.prompt(text, how);
+    } catch (error) {
+      if (!this.running) {
+        await this.prompt(text); // the run ended meanwhile: the text is the next prompt
+        return;
+      }
+      this.transcript.note(`✗ not sent: ${errorText(error)} (your text is back in the prompt box)`);
+      this.view.restore(text);
+    }
+  }
+
+  /** Send `pi/prompt` and wait for the run to end; the transcript streams meanwhile. A prompt
+   * while a run is active asks how to send it ({@link askDelivery}). */
   async prompt(text: string): Promise<void> {
     if (this.running) {
-      void vscode.window.showWarningMessage('Pi is already working on a prompt. Wait for it or run "Pi: Abort".');
+      await this.askDelivery(text);
       return;
     }
     const client = this.client.client;
@@ -134,6 +196,12 @@ export class PiController implements vscode.Disposable {
       this.results.push(result);
       if (result && typeof result.sessionId === 'string') {
         this.sessionId = result.sessionId;
+      }
+      for (const lost of Array.isArray(result?.undelivered) ? result.undelivered : []) {
+        if (typeof lost === 'string') {
+          this.transcript.note(`✗ not sent (the run ended first), back in the prompt box: ${lost}`);
+          this.view.restore(lost);
+        }
       }
       if (result?.stopReason === 'error') {
         void vscode.window.showErrorMessage(`Pi: the run failed: ${result.errorMessage ?? 'unknown error'}`, 'Show Log')

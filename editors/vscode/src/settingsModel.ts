@@ -20,6 +20,7 @@ type Check = (value: unknown) => boolean;
 const isString: Check = (v) => typeof v === 'string';
 const isNumber: Check = (v) => typeof v === 'number' && Number.isFinite(v);
 const isPositive: Check = (v) => isNumber(v) && (v as number) > 0;
+const isBoolean: Check = (v) => typeof v === 'boolean';
 const isStringList: Check = (v) => Array.isArray(v) && v.every(isString);
 const isObject: Check = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
 const orNull = (check: Check): Check => (v) => v === null || check(v);
@@ -48,6 +49,12 @@ export const SPECS: Spec[] = [
   { key: 'bash.timeoutSeconds', check: orNull(isPositive), expected: 'a number > 0 or null' },
   { key: 'approvals', check: isObject, expected: 'an object' },
   { key: 'protectedPaths', check: isStringList, expected: 'a list of glob patterns' },
+  // issue 17: diagnostics after edits and the language-server tools
+  { key: 'diagnostics.afterEdit', check: isBoolean, expected: 'true or false' },
+  { key: 'diagnostics.settleSeconds', check: (v) => isNumber(v) && (v as number) >= 0, expected: 'a number >= 0' },
+  { key: 'diagnostics.quietSeconds', check: (v) => isNumber(v) && (v as number) >= 0, expected: 'a number >= 0' },
+  { key: 'diagnostics.maxItems', check: (v) => Number.isInteger(v) && (v as number) >= 1, expected: 'an integer >= 1' },
+  { key: 'languageServer.timeoutSeconds', check: isPositive, expected: 'a number > 0' },
 ];
 
 /** Reads one key below `pi.`; `undefined` when the user did not set it anywhere it counts. */

@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { TranscriptRenderer } from './eventRendering';
-import { Entry, TranscriptModel } from './transcriptModel';
+import { Entry, QueuedDelivery, TranscriptModel } from './transcriptModel';
 
 /** Most characters of transcript kept in memory (the channel itself keeps everything). */
 export const KEPT_CHARS = 1_000_000;
@@ -29,8 +29,15 @@ export class Transcript implements vscode.Disposable {
     this.item.show();
   }
 
+  /** The session named by the latest `pi/event` of a prompt run (not `external`), if any. */
+  eventSessionId: string | undefined;
+
   /** Render one `pi/event` params object into the channel. */
   event(params: unknown): void {
+    const session = (params as { sessionId?: unknown } | null)?.sessionId;
+    if (typeof session === 'string' && session !== 'external') {
+      this.eventSessionId = session;
+    }
     this.append(this.renderer.render(params));
     this.changes(this.model.event(params));
   }
@@ -52,10 +59,11 @@ export class Transcript implements vscode.Disposable {
     this.changes(this.model.changeSummary(files));
   }
 
-  /** The user's prompt, as sent. */
-  prompt(text: string): void {
-    this.append(this.renderer.note(`\n» ${text}`));
-    this.changes(this.model.prompt(text));
+  /** The user's prompt, as sent; `delivery` marks a steering or queued message (issue 19). */
+  prompt(text: string, delivery?: QueuedDelivery): void {
+    const mark = delivery === 'steer' ? ' (steering)' : delivery === 'followUp' ? ' (queued)' : '';
+    this.append(this.renderer.note(`\n»${mark} ${text}`));
+    this.changes(this.model.prompt(text, delivery));
   }
 
   /** Tell the view about entries changed through {@link model} directly. */

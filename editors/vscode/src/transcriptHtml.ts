@@ -19,8 +19,13 @@ export const LINE_CHARS = 120;
 /** The HTML of one entry (one element with `data-id`). */
 export function entryHtml(entry: Entry): string {
   switch (entry.kind) {
-    case 'prompt':
-      return `<div class="entry prompt" data-id="${entry.id}"><span class="who">You</span>${paragraphs(entry.text)}</div>`;
+    case 'prompt': {
+      const how = entry.delivery === 'steer' ? 'steering' : entry.delivery === 'followUp' ? 'queued' : '';
+      const label = entry.delivery === 'steer' ? ' · steering (sent with the next model request)'
+        : entry.delivery === 'followUp' ? ' · queued (runs when this run ends)' : '';
+      return `<div class="entry prompt${how ? ` ${how}` : ''}" data-id="${entry.id}"${how ? ` data-delivery="${how}"` : ''}>`
+        + `<span class="who">You${label}</span>${paragraphs(entry.text)}</div>`;
+    }
     case 'assistant':
       return `<div class="entry assistant${entry.error ? ' error' : ''}" data-id="${entry.id}">`
         + `<div class="markdown">${markdownHtml(entry.text)}</div>`
@@ -50,7 +55,8 @@ export function markdownHtml(text: string): string {
 
 /**
  * The one readable line of a tool call: the tool name and what it acts on, e.g.
- * `edit textkit/slug.py`, `bash python3 -m unittest -q`, `grep TODO src`; other tools show their
+ * `edit textkit/slug.py`, `bash python3 -m unittest -q`, `grep TODO src`, `definition app.py:3 greet`,
+ * `rename greeting.py:1 greet → welcome`, `symbols notes.txt`; other tools show their
  * arguments as compact JSON. Plain text (escape it before use); cut to {@link LINE_CHARS}.
  */
 export function toolLine(name: string, args: unknown): string {
@@ -77,6 +83,21 @@ export function toolLine(name: string, args: unknown): string {
     case 'find':
       subject = [s('pattern'), s('path')].filter((x) => x !== undefined).join(' ');
       break;
+    case 'diagnostics':
+    case 'symbols':
+      subject = s('path') ?? (name === 'diagnostics' ? 'workspace' : undefined);
+      break;
+    case 'definition':
+    case 'references':
+    case 'hover':
+    case 'rename': {
+      // issue 17: `definition app.py:3 greet`, `rename greeting.py:1 greet → welcome`
+      const at = s('path') && (typeof a.line === 'number' ? `${s('path')}:${a.line}` : s('path'));
+      const which = typeof a.occurrence === 'number' && a.occurrence > 1 ? ` (#${a.occurrence})` : '';
+      const symbol = s('symbol') && s('symbol') + which;
+      subject = [at, symbol, s('newName') && `→ ${s('newName')}`].filter((x) => x).join(' ') || undefined;
+      break;
+    }
     default:
       subject = args === undefined ? '' : JSON.stringify(args);
   }

@@ -40,7 +40,10 @@ interface Base {
   id: string;
 }
 
-export interface PromptEntry extends Base { kind: 'prompt'; text: string }
+/** How a user message reached the run: a new run (`undefined`), Pi's steer or follow-up (issue 19). */
+export type QueuedDelivery = 'steer' | 'followUp';
+
+export interface PromptEntry extends Base { kind: 'prompt'; text: string; delivery?: QueuedDelivery }
 export interface AssistantEntry extends Base { kind: 'assistant'; text: string; error?: string }
 export interface ToolEntry extends Base {
   kind: 'tool';
@@ -139,10 +142,10 @@ export class TranscriptModel {
     }
   }
 
-  /** The user's prompt, shown when it is sent. */
-  prompt(text: string): Entry[] {
+  /** The user's prompt, shown when it is sent; `delivery` marks a steering or queued message. */
+  prompt(text: string, delivery?: QueuedDelivery): Entry[] {
     this.open = undefined;
-    return [this.add<PromptEntry>({ kind: 'prompt', text })];
+    return [this.add<PromptEntry>(delivery ? { kind: 'prompt', text, delivery } : { kind: 'prompt', text })];
   }
 
   /** A line of the extension's own (a save, a server problem); `error` marks it as an error. */

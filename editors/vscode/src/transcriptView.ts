@@ -10,7 +10,8 @@
  * that allows only those (script by nonce) and nothing remote. The host posts
  * `{type: "reset", entries, running}` (all entries, when the page (re)loads),
  * `{type: "upsert", entries}` (changed entries; `entries` = `[{id, html}]`) and
- * `{type: "state", running}`; the page posts `{type: "ready"}`, `{type: "submit", text, delivery}`,
+ * `{type: "state", running}` and `{type: "restore", text}` (text that was not sent goes back into the
+ * prompt box); the page posts `{type: "ready"}`, `{type: "submit", text, delivery}`,
  * `{type: "approval", approvalId, action}`, `{type: "abort"}` and `{type: "reviewChanges"}` (the
  * "N files changed: review" link after a run).
  */
@@ -23,10 +24,13 @@ import { Transcript } from './transcript';
 export const VIEW_ID = 'pi.transcript';
 
 /**
- * How a prompt typed while a run is active would be delivered. Only `prompt` (a new run) exists
- * today; Pi's `steer` (between tool calls) and `followUp` (after the run) plug in here.
+ * How a prompt typed in the box is delivered (issue 19): `prompt` starts a run; while a run is
+ * active the page asks, or its Steer / Queue buttons say, `steer` (`pi/steer`: sent with the run's
+ * next model request) or `followUp` (`pi/followUp`: runs when the run would end).
  */
-export type Delivery = 'prompt';
+export type Delivery = 'prompt' | 'steer' | 'followUp';
+
+const DELIVERIES: readonly unknown[] = ['prompt', 'steer', 'followUp'];
 
 /** What the view asks of the rest of the extension. */
 export interface TranscriptViewActions {
@@ -77,7 +81,12 @@ export class TranscriptView implements vscode.WebviewViewProvider, vscode.Dispos
     }
   }
 
-  /** Whether a run is active (the page shows Abort next to the prompt box then). */
+  /** Put `text` (not sent, or sent but never delivered) back into the prompt box. */
+  restore(text: string): void {
+    this.post({ type: 'restore', text });
+  }
+
+  /** Whether a run is active (the page shows Steer, Queue and Abort next to the prompt box then). */
   setRunning(running: boolean): void {
     this.running = running;
     this.post({ type: 'state', running });
@@ -95,7 +104,7 @@ export class TranscriptView implements vscode.WebviewViewProvider, vscode.Dispos
     if (m.type === 'ready') {
       this.post({ type: 'reset', entries: this.transcript.model.entries.map(fragment), running: this.running });
     } else if (m.type === 'submit' && typeof m.text === 'string' && m.text.trim() !== '') {
-      this.actions.submit(m.text, 'prompt');
+      this.actions.submit(m.text, DELIVERIES.includes(m.delivery) ? m.delivery as Delivery : 'prompt');
     } else if (m.type === 'approval' && typeof m.approvalId === 'string'
       && (m.action === 'allowOnce' || m.action === 'allowSession' || m.action === 'deny')) {
       this.actions.answer(m.approvalId, m.action);
@@ -133,8 +142,15 @@ export class TranscriptView implements vscode.WebviewViewProvider, vscode.Dispos
 <body>
 <main id="transcript" aria-live="polite"><p class="empty">Ask Pi something below. The transcript of each run shows here.</p></main>
 <form id="prompt-form">
+<div id="delivery" role="group" aria-label="Pi is working: send this how?" hidden><span class="question">Pi is working. Send this:</span>
+<button type="button" data-delivery="steer" title="Sent with the agent's next model request (after the running tool calls)">Steer</button>
+<button type="button" data-delivery="followUp" class="secondary" title="Runs when the current run ends">Queue</button>
+<button type="button" id="delivery-cancel" class="secondary" title="Send nothing; the text stays here">Cancel</button></div>
 <textarea id="prompt" rows="3" placeholder="Ask Pi… (Enter sends, Shift+Enter for a new line)" aria-label="Prompt"></textarea>
-<div class="prompt-actions"><button type="submit" id="send">Send</button><button type="button" id="abort" class="secondary" hidden>Abort</button></div>
+<div class="prompt-actions"><button type="submit" id="send">Send</button>
+<button type="button" id="steer" class="secondary" title="Steer (Ctrl+Enter): sent with the agent's next model request" hidden>Steer</button>
+<button type="button" id="queue" class="secondary" title="Queue (Alt+Enter): runs when the current run ends" hidden>Queue</button>
+<button type="button" id="abort" class="secondary" hidden>Abort</button></div>
 </form>
 <script nonce="${nonce}" src="${script}"></script>
 </body>

@@ -8,7 +8,10 @@
 //   Prompt 1, typed in the view's prompt box: read, two edits, `rm -rf build` (dismissed with the
 //   notification's Cancel: denied at once), then a bash command that is not read-only. Its approval shows in the view (three buttons, none preselected), in the status bar
 //   and in a notification (screenshot approval.png); the test clicks "Allow once"; the command's
-//   output shows live while it waits for go.flag; the test creates go.flag. Then the view's DOM: one readable line per tool
+//   output shows live while it waits for go.flag. Meanwhile (issue 19) the user types in the prompt box:
+//   Enter asks Steer / Queue / Cancel; Cancel keeps the text in the box and sends nothing; Steer shows it
+//   as the user's message marked "steering" (screenshot steering.png) and the next model request
+//   carries it (the replay checks). The test creates go.flag. Then the view's DOM: one readable line per tool
 //   call, the edit as a diff with - and + lines, a line that expands to arguments and result, the
 //   approval's answer, the Markdown of the reply, "Done"; a screenshot (transcript.png) checked for
 //   those elements being on screen (not pixels).
@@ -61,6 +64,8 @@ const NOTES_EXPECTED = '# Notes\n\n## Changes\n\n- greet() ends with an exclamat
 const PROMPT = 'Make greet() end with an exclamation mark, note it in NOTES.md and run the check.';
 const PROMPT2 = 'Install the dependencies.';
 const PROMPT3 = 'Clean up the build folder.';
+const CANCELLED = 'Never mind this one.';
+const STEER = 'Also say that the check passed.';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const checks = [];
@@ -216,8 +221,34 @@ async function main() {
     check('after the answer the status item and the notification are gone',
       await statusWaiting().count() === 0 && await approvalToast().count() === 0,
       [await statusWaiting().count(), await approvalToast().count()]);
+    // Issue 19: a prompt while the command runs is not a second run: Enter asks how to send it.
+    const box = view.locator('#prompt');
+    const ask = view.locator('#delivery');
+    await box.fill(CANCELLED);
+    await box.press('Enter');
+    await ask.waitFor({ state: 'visible', timeout: 10000 });
+    const choices = (await ask.locator('button').allTextContents()).map((t) => t.trim());
+    check('a prompt during the run asks Steer / Queue / Cancel', JSON.stringify(choices) === JSON.stringify(['Steer', 'Queue', 'Cancel']), choices);
+    check('Steer and Queue buttons sit next to Abort while the run is active',
+      await view.locator('#steer').isVisible() && await view.locator('#queue').isVisible() && await view.locator('#abort').isVisible());
+    await ask.locator('button', { hasText: /^Cancel$/ }).click();
+    check('Cancel sends nothing and keeps the text in the box', await ask.isHidden() && (await box.inputValue()) === CANCELLED
+      && await view.locator('.prompt', { hasText: CANCELLED }).count() === 0, await box.inputValue());
+    await box.fill(STEER);
+    await box.press('Enter');
+    await ask.locator('button', { hasText: /^Steer$/ }).click();
+    const steering = view.locator('.prompt.steering');
+    await steering.waitFor({ timeout: 20000 });
+    check('the steering message shows as the user\'s, marked', (await steering.locator('.text').textContent()) === STEER
+      && (await steering.locator('.who').textContent()).startsWith('You · steering'), await steering.textContent());
+    check('the box is empty once it was sent', (await box.inputValue()) === '', await box.inputValue());
+    await shoot('steering.png', [steering, view.locator('.tool.running'), view.locator('#steer'), view.locator('#queue')]);
     fs.writeFileSync(path.join(WS, 'go.flag'), '');
     await view.locator('.end[data-state="done"]').first().waitFor({ timeout: 60000 });
+    const order = await view.locator('#transcript > .entry').evaluateAll((all) => all.map((e) => (e.classList.contains('steering') ? 'steering'
+      : e.classList.contains('assistant') ? e.textContent.trim().slice(0, 5) : e.classList.contains('tool') ? 'tool' : null)).filter(Boolean));
+    check('the steering message comes after the running call, before the reply that answers it',
+      order.indexOf('steering') === order.lastIndexOf('tool') + 1 && order[order.length - 1] === 'Done:', order);
 
     const lines = await view.locator('.tool .tool-line').allTextContents();
     check('each tool call is one readable line', JSON.stringify(lines) === JSON.stringify(

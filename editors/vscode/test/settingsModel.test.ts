@@ -61,3 +61,16 @@ test('a stored key: apiKeyEnv defaults to PI_API_KEY and the key lands in that v
   assert.equal(serverEnvironment({}, named, 'k2').OPENROUTER_KEY, 'k2');
   assert.deepEqual(serverEnvironment({ A: '1' }, {}, undefined), { A: '1' });
 });
+
+test('the diagnostics and language-server settings (issue 17) reach the server nested; bad ones are reported', () => {
+  const { settings, problems } = serverSettings(reader({
+    'diagnostics.afterEdit': false, 'diagnostics.settleSeconds': 4, 'diagnostics.quietSeconds': 0.2, 'diagnostics.maxItems': 5,
+    'languageServer.timeoutSeconds': 3,
+  }));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(settings, { diagnostics: { afterEdit: false, settleSeconds: 4, quietSeconds: 0.2, maxItems: 5 }, languageServer: { timeoutSeconds: 3 } });
+  const bad = serverSettings(reader({ 'diagnostics.afterEdit': 'no', 'diagnostics.maxItems': 0, 'languageServer.timeoutSeconds': 0 }));
+  assert.deepEqual(bad.settings, {});
+  assert.equal(bad.problems.length, 3);
+  assert.match(bad.problems.join('\n'), /pi\.diagnostics\.afterEdit: expected true or false, got "no"/);
+});

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { LINE_CHARS, diffHtml, entryHtml, escapeHtml, markdownHtml, toolLine } from '../src/transcriptHtml';
-import { ApprovalEntry, ToolEntry } from '../src/transcriptModel';
+import { ApprovalEntry, ToolEntry, TranscriptModel } from '../src/transcriptModel';
 
 const tool = (over: Partial<ToolEntry>): ToolEntry => ({
   id: 'e1', kind: 'tool', toolCallId: 'c', name: 'bash', args: { command: 'ls' }, state: 'running', external: false, liveTail: '', ...over,
@@ -89,4 +89,27 @@ test('after a run that changed files, a link to review them', () => {
   assert.equal(entryHtml({ id: 'e9', kind: 'changes', files: 2 }),
     '<div class="entry changes" data-id="e9"><button type="button" class="link review-changes">2 files changed: review</button></div>');
   assert.match(entryHtml({ id: 'e9', kind: 'changes', files: 1 }), />1 file changed: review</);
+});
+
+test('steering and queued messages show as the user\'s, marked; a plain prompt is unmarked', () => {
+  const m = new TranscriptModel();
+  const [plain] = m.prompt('fix it');
+  const [steering] = m.prompt('use <staging>', 'steer');
+  const [queued] = m.prompt('then run the tests', 'followUp');
+  assert.match(entryHtml(plain), /^<div class="entry prompt" data-id="[^"]+"><span class="who">You<\/span>/);
+  assert.match(entryHtml(steering), /class="entry prompt steering"[^>]*data-delivery="steering"/);
+  assert.match(entryHtml(steering), /You · steering \(sent with the next model request\)<\/span><div class="text">use &lt;staging&gt;<\/div>/);
+  assert.match(entryHtml(queued), /class="entry prompt queued"[^>]*data-delivery="queued"/);
+  assert.match(entryHtml(queued), /You · queued \(runs when this run ends\)/);
+});
+
+test('the language tools (issue 17) read as path:line and symbol', () => {
+  assert.equal(toolLine('definition', { path: 'app.py', line: 3, symbol: 'greet' }), 'definition app.py:3 greet');
+  assert.equal(toolLine('references', { path: 'app.py', line: 3, symbol: 'greet', occurrence: 2 }), 'references app.py:3 greet (#2)');
+  assert.equal(toolLine('rename', { path: 'greeting.py', line: 1, symbol: 'greet', newName: 'welcome' }), 'rename greeting.py:1 greet → welcome');
+  assert.equal(toolLine('hover', { path: 'app.py', line: 1, symbol: 'greet' }), 'hover app.py:1 greet');
+  assert.equal(toolLine('symbols', { path: 'notes.txt' }), 'symbols notes.txt');
+  assert.equal(toolLine('diagnostics', { path: 'app.py' }), 'diagnostics app.py');
+  assert.equal(toolLine('diagnostics', {}), 'diagnostics workspace');
+  assert.equal(toolLine('definition', {}), 'definition');
 });

@@ -48,6 +48,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pi_lsp.tools.file_io.durable_io import fsync_directory, write_all
 from pi_lsp.tools.process_identity import current_identity, owner_alive
 
 logger = logging.getLogger(__name__)
@@ -113,32 +114,10 @@ def pending_writes_waiting() -> bool:
     return False
 
 
-def _write_all(fd: int, data: bytes | memoryview, offset: int = 0, chunk: int | None = None) -> None:
-    view = memoryview(data)
-    size = chunk or len(view) or 1
-    while view:
-        written = os.pwrite(fd, view[:size], offset)
-        view = view[written:]
-        offset += written
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _durable_file(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -160,7 +139,7 @@ def _overwrite(fd: int, data: bytes, old_size: int) -> None:
             if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, errno.ENODEV):
                 os.ftruncate(fd, old_size)
                 raise
-    _write_all(fd, data, chunk=CHUNK_BYTES)
+    write_all(fd, data, chunk=CHUNK_BYTES)
     os.ftruncate(fd, len(data))
     os.fsync(fd)
 
@@ -191,7 +170,7 @@ class _Journal:
             staging = folder / f"{journal.record.name}.tmp"
             _durable_file(staging, json.dumps(record).encode("utf-8"))
             os.replace(staging, journal.record)
-            _fsync_directory(folder)
+            fsync_directory(folder)
         except BaseException:
             journal.remove()
             _unlink(folder / f"{journal.record.name}.tmp")
@@ -223,7 +202,7 @@ def write_in_place(real: str, data: bytes, info: os.stat_result) -> None:
         except OSError:
             if old is not None:
                 try:
-                    _write_all(fd, old, chunk=CHUNK_BYTES)
+                    write_all(fd, old, chunk=CHUNK_BYTES)
                     os.ftruncate(fd, len(old))
                     os.fsync(fd)
                 except OSError:
@@ -296,7 +275,7 @@ def _recover(journal: _Journal, record: dict[str, Any]) -> None:
         if not _ours(content, old, new):
             logger.warning("in-place write of %s was interrupted and the file changed since; left as it is", target)
             return
-        _write_all(fd, old, chunk=CHUNK_BYTES)
+        write_all(fd, old, chunk=CHUNK_BYTES)
         os.ftruncate(fd, len(old))
         os.fsync(fd)
         logger.warning("an in-place write of %s was interrupted: its old bytes were restored", target)

@@ -34,6 +34,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from pi_lsp.tools.file_io.durable_io import fsync_directory, write_all
 from pi_lsp.tools.file_io.in_place_write import recover_pending_writes, write_in_place
 from pi_lsp.tools.file_io.os_errors import access_denied, node_error, tag_syscall
 from pi_lsp.tools.file_io.regular_files import refuse_special
@@ -59,27 +60,6 @@ def _mkdir_parents(directory: str) -> None:
     except OSError:
         if not os.path.isdir(directory):
             raise
-
-
-def _write_all(fd: int, data: bytes, offset: int = 0) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view = view[written:]
-        offset += written
-
-
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems cannot fsync a directory; the data itself is synced
-    finally:
-        os.close(fd)
 
 
 def _lock_temp(fd: int) -> bool:
@@ -148,7 +128,7 @@ def _write_by_rename(real: str, data: bytes, info: os.stat_result | None) -> Non
         raise node_error("EEXIST", temp)
     try:
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if info is not None:
                 try:
                     os.fchown(fd, info.st_uid, info.st_gid)
@@ -165,7 +145,7 @@ def _write_by_rename(real: str, data: bytes, info: os.stat_result | None) -> Non
         except OSError:
             pass
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
 def write_file_safely(path: Path, data: bytes) -> None:

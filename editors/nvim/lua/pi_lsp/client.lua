@@ -124,7 +124,7 @@ function M.handlers()
     ['window/showMessageRequest'] = approvals.show_message_request,
     ['pi/requestApproval'] = approvals.request_approval,
     ['pi/approvalWithdrawn'] = approvals.approval_withdrawn,
-    ['pi/event'] = transcript.on_event,
+    ['pi/event'] = require('pi_lsp.run').on_event,
     ['window/logMessage'] = transcript.on_log_message,
     ['window/showMessage'] = transcript.on_show_message,
   })

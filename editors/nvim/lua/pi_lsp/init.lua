@@ -79,13 +79,28 @@ local function selection(cmd)
 end
 
 --- :Pi {prompt} (with a range, the selected lines go along as context). Without text, the
---- prompt buffer opens (`pi_lsp.prompt_buffer`).
+--- prompt buffer opens (`pi_lsp.prompt_buffer`). While a run is active the user is asked to
+--- steer or queue it (`pi_lsp.steering`; returns false, 'asked').
 function M.prompt(text, cmd)
   M.ensure_setup()
   if text == nil or vim.trim(text) == '' then
     return require('pi_lsp.prompt_buffer').open(selection(cmd))
   end
+  if run.running then
+    require('pi_lsp.steering').ask(text, selection(cmd))
+    return false, 'asked'
+  end
   return run.prompt(text, selection(cmd))
+end
+
+--- :PiSteer {text} (`how` 'steer') and :PiQueue {text} (`how` 'queue'): send to the running
+--- agent without asking; with no run active the text is an ordinary prompt.
+function M.send(how, text, cmd)
+  M.ensure_setup()
+  if text == nil or vim.trim(text) == '' then
+    return require('pi_lsp.prompt_buffer').send(how)
+  end
+  return require('pi_lsp.steering').send(how, text, selection(cmd))
 end
 
 --- :PiAbort.

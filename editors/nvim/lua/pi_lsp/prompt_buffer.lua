@@ -1,7 +1,9 @@
 --- pi_lsp.prompt_buffer: `:Pi` without text opens `pi://prompt`, a scratch buffer to write a
 --- longer prompt in (Markdown). `:w` or `<CR>` in Normal mode sends its whole text as `:Pi` would
 --- (with the selection of the `:Pi` range, if any) and empties it; `q` closes it. The buffer is
---- kept (hidden) between prompts, so an unsent draft survives closing the window.
+--- kept (hidden) between prompts, so an unsent draft survives closing the window. While the agent
+--- runs, sending asks to steer or queue the text (`pi_lsp.steering`); `<LocalLeader>s` steers and
+--- `<LocalLeader>q` queues without asking. The text is emptied only once it was sent.
 local M = {}
 
 local api = vim.api
@@ -16,7 +18,9 @@ local function text_of(b)
 end
 
 --- Send the buffer's text; returns true when the prompt was sent (then the buffer is emptied).
-function M.send()
+--- While a run is active `how` (`'steer'`, `'queue'`) sends it so; without `how` the user is
+--- asked (returns false, 'asked'; the buffer is emptied once it was sent).
+function M.send(how)
   if not bufnr or not api.nvim_buf_is_valid(bufnr) then
     return false
   end
@@ -25,13 +29,45 @@ function M.send()
     vim.notify('pi_lsp: the prompt is empty', vim.log.levels.WARN)
     return false
   end
-  local ok = require('pi_lsp.run').prompt(text, pending_selection)
-  if ok then
+  local b = bufnr
+  local function sent()
     pending_selection = nil
-    api.nvim_buf_set_lines(bufnr, 0, -1, false, {})
-    vim.bo[bufnr].modified = false
+    if api.nvim_buf_is_valid(b) and text_of(b) == text then
+      api.nvim_buf_set_lines(b, 0, -1, false, {})
+      vim.bo[b].modified = false
+    end
+  end
+  local run = require('pi_lsp.run')
+  if run.running then
+    local steering = require('pi_lsp.steering')
+    if how then
+      return steering.send(how, text, pending_selection, sent)
+    end
+    steering.ask(text, pending_selection, sent)
+    return false, 'asked'
+  end
+  local ok = run.prompt(text, pending_selection)
+  if ok then
+    sent()
   end
   return ok
+end
+
+--- Texts that were never sent (a run's `undelivered`): appended to the prompt buffer, one
+--- paragraph each, so the user can send them again.
+function M.give_back(texts)
+  local b = M.buffer()
+  local lines = api.nvim_buf_get_lines(b, 0, -1, false)
+  if #lines == 1 and lines[1] == '' then
+    lines = {}
+  end
+  for _, text in ipairs(texts) do
+    if #lines > 0 then
+      table.insert(lines, '')
+    end
+    vim.list_extend(lines, vim.split(tostring(text), '\n', { plain = true }))
+  end
+  api.nvim_buf_set_lines(b, 0, -1, false, lines)
 end
 
 local function create()
@@ -49,7 +85,11 @@ local function create()
     end,
   })
   local opts = { buffer = b, silent = true, nowait = true }
-  vim.keymap.set('n', '<CR>', M.send, vim.tbl_extend('force', opts, { desc = 'pi-lsp: send the prompt' }))
+  vim.keymap.set('n', '<CR>', function() M.send() end, vim.tbl_extend('force', opts, { desc = 'pi-lsp: send the prompt' }))
+  vim.keymap.set('n', '<LocalLeader>s', function() M.send('steer') end,
+    vim.tbl_extend('force', opts, { desc = "pi-lsp: steer the running agent (sent with its next model request)" }))
+  vim.keymap.set('n', '<LocalLeader>q', function() M.send('queue') end,
+    vim.tbl_extend('force', opts, { desc = 'pi-lsp: queue the prompt (runs when the current run ends)' }))
   vim.keymap.set('n', 'q', '<Cmd>close<CR>', vim.tbl_extend('force', opts, { desc = 'pi-lsp: close the prompt' }))
   return b
 end

@@ -1,16 +1,19 @@
 --- pi_lsp.run: one agent run at a time, from :Pi to its end (design.md sections 5 and 6).
 ---
---- `pi/prompt {text, sessionId?}` answers `{sessionId, stopReason, errorMessage?}` when the run
---- ends; the events stream meanwhile as `pi/event` into the transcript. Later prompts continue
---- the same session. A prompt while one runs is refused here with a message (the server would
---- answer RequestFailed too). If the server exits mid-run the transcript says so, the run is
---- over, the buffers keep what was applied, and the next :Pi starts a new server.
+--- `pi/prompt {text, sessionId?}` answers `{sessionId, stopReason, errorMessage?, undelivered?}`
+--- when the run ends; the events stream meanwhile as `pi/event` into the transcript. Later prompts
+--- continue the same session. A prompt while one runs is not a second run (the server would answer
+--- RequestFailed): `:Pi`/the prompt buffer ask to steer or queue it (`pi_lsp.steering`). Texts the
+--- run ended before sending (`undelivered`) go back into the prompt buffer. If the server exits
+--- mid-run the transcript says so, the run is over, the buffers keep what was applied, and the
+--- next :Pi starts a new server.
 local client_mod = require('pi_lsp.client')
 local transcript = require('pi_lsp.transcript')
 
 local M = {}
 
---- `{client_id, text}` while a run is active, else nil.
+--- `{client_id, text, session_id?}` while a run is active, else nil (`session_id` from its first
+--- `pi/event`, so a steering message can name the session before the first reply).
 M.running = nil
 --- The session the next prompt continues (from the last `pi/prompt` reply).
 M.session_id = nil
@@ -42,7 +45,7 @@ function M.prompt(text, selection)
     return false, message
   end
   if M.running then
-    local message = 'pi_lsp: a prompt is already running; wait for it or stop it with :PiAbort'
+    local message = 'pi_lsp: a prompt is already running; steer or queue it (:PiSteer, :PiQueue) or stop it with :PiAbort'
     transcript.error(message)
     vim.notify(message, vim.log.levels.WARN)
     return false, message
@@ -83,6 +86,7 @@ function M.prompt(text, selection)
       if result.errorMessage and result.errorMessage ~= vim.NIL and not shown then
         transcript.error(tostring(result.errorMessage))
       end
+      M.give_back(result.undelivered)
       require('pi_lsp.changes').count_files(M.session_id, function(count)
         if count > 0 then
           transcript.changes_link(count)
@@ -96,6 +100,29 @@ function M.prompt(text, selection)
     return false, 'not sent'
   end
   return true
+end
+
+--- The texts of steering/follow-up messages the run ended before sending: shown in the
+--- transcript and put back into the prompt buffer, so nothing typed is lost. `texts`: a list of
+--- strings, or nil / vim.NIL.
+function M.give_back(texts)
+  if type(texts) ~= 'table' or #texts == 0 then
+    return
+  end
+  for _, text in ipairs(texts) do
+    transcript.error('not sent (the run ended first), back in the prompt buffer: ' .. tostring(text))
+  end
+  require('pi_lsp.prompt_buffer').give_back(texts)
+  vim.notify(string.format('pi_lsp: %d message(s) were not sent; they are back in the prompt buffer (:Pi)', #texts),
+    vim.log.levels.WARN)
+end
+
+--- The `pi/event` handler: remembers the active run's session, then the transcript shows it.
+function M.on_event(err, params, ctx)
+  if M.running and type(params) == 'table' and type(params.sessionId) == 'string' and params.sessionId ~= 'external' then
+    M.running.session_id = M.running.session_id or params.sessionId
+  end
+  return transcript.on_event(err, params, ctx)
 end
 
 --- :PiAbort: ask the server to stop the active run (`pi/abort`).

@@ -210,6 +210,20 @@ function M.prompt(text)
   append(lines)
 end
 
+local QUEUED_MARKS = { steer = '[steering]', queue = '[queued]' }
+
+--- A message for the running agent (`how`: `'steer'` or `'queue'`, see `pi_lsp.steering`) as the
+--- user's Markdown quote, its first line marked `[steering]` / `[queued]`.
+function M.queued(text, how)
+  in_text = false
+  separate()
+  local lines = {}
+  for i, line in ipairs(split(text)) do
+    table.insert(lines, '> ' .. (i == 1 and (QUEUED_MARKS[how] or '[queued]') .. ' ' or '') .. line)
+  end
+  append(lines)
+end
+
 local function header_row(block)
   local pos = api.nvim_buf_get_extmark_by_id(M.buffer(), NS, block.header, {})
   return pos[1]

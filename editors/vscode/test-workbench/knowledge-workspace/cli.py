@@ -1,0 +1,5 @@
+from greeting import greet
+
+
+def main():
+    return greet("cli")
