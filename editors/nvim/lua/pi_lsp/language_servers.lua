@@ -2,8 +2,9 @@
 --- LSP clients attached to it other than pi-lsp, what they support, loading a file that is not
 --- loaded (hidden) so they attach, and bounded requests to them.
 ---
---- Public APIs on each version: `vim.lsp.get_clients` and `client:supports_method` (0.10+; dynamic
---- registrations count), else 0.7's `vim.lsp.buf_get_clients` and `client.server_capabilities`.
+--- Public APIs only, on each version: `vim.lsp.get_client_by_id` and `vim.lsp.buf_is_attached`
+--- (which also see clients still initializing), `client:supports_method` on 0.11 (dynamic
+--- registrations count), else `client.server_capabilities`.
 local client_mod = require('pi_lsp.client')
 local async = require('pi_lsp.async')
 
