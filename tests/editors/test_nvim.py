@@ -40,15 +40,19 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, after_startup: bool = False, **env: str):
+def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, after_startup: bool = False,
+                 files: dict[str, str] | None = None, **env: str):
     """Run ``editors/nvim/tests/<script>`` in the workspace; ``((rc, result, output), ws)``.
 
     The command line ends in ``cquit 3``. ``after_startup`` runs the script from the main loop
     after VimEnter instead (Neovim does not fire OptionSet while it starts, i.e. during ``-c``
     commands, and an autocommand callback does not get LSP replies while it waits); then a Lua error
     before the script's own handler is bounded by ``timeout`` (exit 124) rather than ``cquit``.
+    ``files`` (relative path -> text) are added to the workspace.
     """
     ws = workspace(tmp_path)
+    for name, text in (files or {}).items():
+        (ws / name).write_text(text, encoding="utf-8")
     result = tmp_path / "result.json"
     shim_dir = tmp_path / "bin"
     if shim:

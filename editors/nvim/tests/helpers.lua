@@ -175,6 +175,46 @@ function H.client(ms)
   return client
 end
 
+--- The user's own language server, as a user's config starts it: `cmd` (a list) on FileType
+--- `filetype`, rooted at the current directory (0.8+: `vim.lsp.start`, which reuses the client;
+--- 0.7: one `vim.lsp.start_client` and `buf_attach_client`). Returns a function giving its client.
+function H.autostart(name, cmd, filetype)
+  local id = nil
+  vim.api.nvim_create_autocmd('FileType', {
+    pattern = filetype,
+    callback = function(args)
+      local config = { name = name, cmd = cmd, root_dir = vim.fn.getcwd() }
+      if vim.fn.has('nvim-0.8') == 1 then
+        id = vim.lsp.start(config, { bufnr = args.buf })
+      else
+        id = id or vim.lsp.start_client(config)
+        vim.lsp.buf_attach_client(args.buf, id)
+      end
+    end,
+  })
+  return function()
+    return id and vim.lsp.get_client_by_id(id)
+  end
+end
+
+--- Call a server-request handler as Neovim does on this version (0.10+: inside a coroutine that
+--- the handler may yield; 0.7: on the main loop) and wait up to `ms` for `result, err`.
+function H.call_handler(handler, params, ctx, ms)
+  local reply = nil
+  local co = coroutine.create(function()
+    local result, err = handler(nil, params, ctx)
+    reply = { result = result, err = err }
+  end)
+  if vim.fn.has('nvim-0.10') == 1 then
+    assert(coroutine.resume(co))
+  else
+    local result, err = handler(nil, params, ctx)
+    reply = { result = result, err = err }
+  end
+  H.wait(ms or 20000, function() return reply ~= nil end)
+  return reply or { timeout = true }
+end
+
 --- Wait until no prompt runs.
 function H.wait_run(ms)
   return H.wait(ms or 30000, function()

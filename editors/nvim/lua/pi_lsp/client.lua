@@ -108,7 +108,8 @@ end
 --- The client capabilities: Neovim's own plus `experimental.pi`.
 function M.capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
-  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { pi = vim.deepcopy(M.PI_FEATURES) })
+  local pi = vim.tbl_extend('force', vim.deepcopy(M.PI_FEATURES), require('pi_lsp.knowledge').capabilities())
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { pi = pi })
   return caps
 end
 
@@ -117,7 +118,7 @@ function M.handlers()
   local documents = require('pi_lsp.documents')
   local approvals = require('pi_lsp.approvals')
   local transcript = require('pi_lsp.transcript')
-  return {
+  return vim.tbl_extend('force', require('pi_lsp.knowledge').handlers(), {
     ['workspace/applyEdit'] = documents.apply_edit,
     ['pi/saveDocuments'] = documents.save_documents,
     ['pi/reloadDocuments'] = documents.reload_documents,
@@ -129,7 +130,7 @@ function M.handlers()
     ['pi/event'] = require('pi_lsp.run').on_event,
     ['window/logMessage'] = transcript.on_log_message,
     ['window/showMessage'] = transcript.on_show_message,
-  }
+  })
 end
 
 --- The `vim.lsp` client config for a workspace root (also what `lsp/pi_lsp.lua` returns,

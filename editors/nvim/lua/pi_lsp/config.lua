@@ -30,6 +30,17 @@ M.defaults = {
   log_lines = 2000,
   --- Attach buffers automatically on BufReadPost/BufNewFile.
   autostart = true,
+  --- Issue 17 (pi-lsp asks your language servers through Neovim): how long to wait for the
+  --- language servers of a file loaded for pi-lsp to attach and initialize.
+  attach_timeout_ms = 5000,
+  --- How long to wait for a language server to attach to such a file when none of the running
+  --- servers is expected to (none handles its filetype yet): autostarts attach during FileType.
+  attach_grace_ms = 500,
+  --- How long to wait for your language servers to answer a request relayed for pi-lsp (late
+  --- requests are cancelled; pi-lsp's own bound is `languageServer.timeoutSeconds`, 10 s).
+  language_server_timeout_ms = 8000,
+  --- How long `pi/diagnosticsChanged` notifications are coalesced (the wire contract allows 50).
+  diagnostics_coalesce_ms = 20,
 }
 
 --- The merged options (valid after `setup`; `M.get()` returns the defaults before).
@@ -46,6 +57,10 @@ local TYPES = {
   transcript_split = 'string',
   log_lines = 'number',
   autostart = 'boolean',
+  attach_timeout_ms = 'number',
+  attach_grace_ms = 'number',
+  language_server_timeout_ms = 'number',
+  diagnostics_coalesce_ms = 'number',
 }
 
 --- `vim.validate` in the form each version documents: `(name, value, type, optional)` from 0.11

@@ -2,7 +2,8 @@
 --- `vim.health.*`). Checks: the server command and its version (the running client's
 --- `serverInfo` when Neovim keeps it, else `pi-lsp --version`), the settings, and the API key
 --- variable named by `settings.apiKeyEnv`, and what the running server reports through
---- `pi/health` (whether auto-allowed bash commands run in the bubblewrap sandbox).
+--- `pi/health` (whether auto-allowed bash commands run in the bubblewrap sandbox), and the
+--- language servers the agent can ask through this editor (issue 17).
 local M = {}
 
 local function reporter()
@@ -63,6 +64,29 @@ local function server_health(report)
   report.info('no pi-lsp client is running: start one (open a file) to see the bash sandbox status')
 end
 
+--- Issue 17: the user's language servers the agent can ask (attached to loaded buffers).
+local function language_servers(report)
+  local ls = require('pi_lsp.language_servers')
+  local names, seen = {}, {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) then
+      for _, c in ipairs(ls.others(b)) do
+        if not seen[c.name] then
+          seen[c.name] = true
+          table.insert(names, c.name)
+        end
+      end
+    end
+  end
+  table.sort(names)
+  if #names > 0 then
+    report.info('language servers the agent can ask (definition, references, rename, diagnostics): ' .. table.concat(names, ', '))
+  else
+    report.info('no language server is attached to a buffer: the agent\'s language tools and the diagnostics '
+      .. 'after its edits need one (vim.lsp.start, nvim-lspconfig, vim.lsp.enable); see :help pi_lsp-language-servers')
+  end
+end
+
 function M.check()
   local report = reporter()
   local config = require('pi_lsp.config').get()
@@ -105,6 +129,7 @@ function M.check()
     report.info('settings.apiKeyEnv is not set: requests carry no API key (fine for local model servers)')
   end
   server_health(report)
+  language_servers(report)
 end
 
 return M

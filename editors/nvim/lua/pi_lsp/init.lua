@@ -51,6 +51,7 @@ function M.setup(opts)
       state_changed(vim.api.nvim_get_current_buf())
     end,
   })
+  require('pi_lsp.knowledge').setup(group)
   client_mod.exit_listeners = { run.on_client_exit }
   return M
 end
