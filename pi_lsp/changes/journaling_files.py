@@ -41,7 +41,7 @@ class JournalingFileAccess:
 
     async def read(self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True) -> FileSnapshot:
         if not remember:  # on a tool's behalf (the language tools' lookups), not the model's read
-            return await _peek(self.inner, path)
+            return await peek(self.inner, path)
         return await self.inner.read(path, ctx)
 
     async def write_files(
