@@ -74,6 +74,29 @@ def binary_kind(data: bytes) -> str | None:
     return None
 
 
+_VALIDATE_CHUNK = 1 << 20
+
+
+def is_valid_utf8(data: bytes) -> bool:
+    """True when ``data`` is valid UTF-8 (Python's strict codec: no surrogates, no overlongs).
+
+    ASCII is recognised without decoding; other data is checked in 1 MiB pieces, so no text of
+    the whole file is built. Valid UTF-8 never starts with a UTF-16/32 byte-order mark (``FE`` and
+    ``FF`` never occur in it), so such data needs no transcoding.
+    """
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), _VALIDATE_CHUNK):
+            decoder.decode(view[start : start + _VALIDATE_CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class DecodedText:
     """Text decoded for reading: ``text`` plus an optional ``notice`` line for the model."""
