@@ -1,0 +1,66 @@
+"""grep's two plans give one answer (issue 21).
+
+A directory is searched by rg's parallel walk and sorted here, unless its output passes
+``PARALLEL_OUTPUT_BUDGET``, when a sorted rg streams instead (the plan used before issue 21).
+With the budget at 0 every search takes the streamed plan, so comparing the two on one tree
+(names whose order differs between plain byte order and rg's component order, context blocks,
+limits, the byte limit, long lines, a protected file, a binary file, an invalid regex) checks that
+the parallel plan changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_lsp.tools import grep as grep_module
+from tests.tools.search_support import call, write
+
+_NAMES = [
+    "a.b", "a/b.txt", "a-b/c.txt", "a/b/c.txt", "A/x.txt", "a b/y.txt", "ä/z.txt", "z.txt",
+    "deep/er/and/deeper.txt", "deep/er.txt", ".hidden/h.txt", "sub/.env", "ignored/i.txt",
+]
+
+
+def _tree(root: Path) -> None:
+    files: dict[str, str | bytes] = {".gitignore": "ignored/\n"}
+    for index, name in enumerate(_NAMES):
+        lines = [f"line {n} of {name}" + (" needle" if (n + index) % 3 == 0 else "") for n in range(40)]
+        files[name] = "\n".join(lines) + "\n"
+    files["long/line.txt"] = "needle " + "w" * 3000 + "\n"
+    files["bin/blob.dat"] = b"needle\0binary\n"
+    for index in range(120):  # enough output for the byte limit with a wide context
+        files[f"many/f{index:03d}.txt"] = ("needle filler text " * 8 + "\n") * 6
+    write(root, files)
+
+
+_CASES: list[dict[str, Any]] = [
+    {"pattern": "needle"},
+    {"pattern": "needle", "limit": 5},
+    {"pattern": "needle", "limit": 7, "context": 2},
+    {"pattern": "needle", "limit": 1000},
+    {"pattern": "needle", "context": 30, "limit": 1000},
+    {"pattern": "line 3\\d", "glob": "*.txt"},
+    {"pattern": "LINE 1", "ignoreCase": True, "limit": 12, "context": 1},
+    {"pattern": "of a", "literal": True},
+    {"pattern": "nothing matches this"},
+    {"pattern": "needle", "path": "deep"},
+    {"pattern": "needle(", "limit": 3},
+]
+
+
+@pytest.mark.parametrize("args", _CASES, ids=[str(case) for case in _CASES])
+async def test_parallel_and_streamed_plans_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: dict[str, Any]
+) -> None:
+    _tree(tmp_path)
+
+    def guard(path: str) -> str | None:
+        return "protected" if path.endswith(".env") else None
+
+    parallel = await call("grep", tmp_path, args, content_guard=guard)
+    monkeypatch.setattr(grep_module, "PARALLEL_OUTPUT_BUDGET", 0)
+    streamed = await call("grep", tmp_path, args, content_guard=guard)
+    assert parallel == streamed
