@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pi_lsp.tools import find as find_module
 from pi_lsp.tools import grep as grep_module
 from tests.tools.search_support import call, write
 
@@ -64,3 +65,66 @@ async def test_parallel_and_streamed_plans_agree(
     monkeypatch.setattr(grep_module, "PARALLEL_OUTPUT_BUDGET", 0)
     streamed = await call("grep", tmp_path, args, content_guard=guard)
     assert parallel == streamed
+
+
+def _find_tree(root: Path, *, odd_name: bool) -> None:
+    files: dict[str, str | bytes] = {".gitignore": "ignored/\n*.log\n"}
+    for name in [
+        "src/app.py", "src/app_test.py", "src/Makefile", "src/tests/t_one.py", "tests/x.PY",
+        "a.b/c.py", "a/b.py", "a-b/c.py", "A/d.py", "ä/e.py", "Ä/f.txt", "deep/tests/more/tests/g.py",
+        ".hidden/h.py", "ignored/i.py", "kept.log", "notes.md", "data.json", "x.py/inner.txt",
+        "target/tests.json", "{braces}/k.py",
+    ]:
+        files[name] = ""
+    for index in range(60):  # long names for the byte limit
+        files[f"wide/{'w' * 200}{index:03d}.py"] = ""
+    write(root, files)
+    if odd_name:
+        (root / "src").joinpath(b"bad\xff.py".decode("utf-8", "surrogateescape")).write_text("")
+
+
+_FIND_CASES: list[dict[str, Any]] = [
+    {"pattern": "*.py"},
+    {"pattern": "*.py", "limit": 3},
+    {"pattern": "*.py", "limit": 80},
+    {"pattern": "tests"},
+    {"pattern": "*test*"},
+    {"pattern": "Makefile*"},
+    {"pattern": "*.PY"},
+    {"pattern": "[a-c]*"},
+    {"pattern": "{app,notes}.*"},
+    {"pattern": "*.{json,md}"},
+    {"pattern": "\\{braces}"},
+    {"pattern": "*"},
+    {"pattern": "*", "limit": 5},
+    {"pattern": "?.py"},
+    {"pattern": "*.log"},
+    {"pattern": "x.py"},
+    {"pattern": "src/*.py"},
+    {"pattern": "*.py", "path": "src"},
+    {"pattern": "nothing*here"},
+]
+
+
+@pytest.mark.parametrize("odd_name", [False, True])
+async def test_find_name_plan_and_sorted_plan_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd_name: bool
+) -> None:
+    _find_tree(tmp_path, odd_name=odd_name)
+    sorted_walks: list[str] = []
+    list_sorted = find_module.FindTool._list_sorted
+
+    async def spy(self: Any, search_path: Path, pattern: Any, found: Any) -> Any:
+        sorted_walks.append(pattern)
+        return await list_sorted(self, search_path, pattern, found)
+
+    monkeypatch.setattr(find_module.FindTool, "_list_sorted", spy)
+    monkeypatch.setattr(find_module, "SORT_BUDGET", 1)  # so a small limit makes a dense pattern
+    by_name = [await call("find", tmp_path, args) for args in _FIND_CASES]
+    # the name plan answered all but the path pattern and the two dense ones with a small limit
+    # (and nothing when a name is not UTF-8)
+    assert len(sorted_walks) == (len(_FIND_CASES) if odd_name else 3)
+    monkeypatch.setattr(find_module, "LISTING_BUDGET", 0)
+    sorted_plan = [await call("find", tmp_path, args) for args in _FIND_CASES]
+    for args, fast, reference in zip(_FIND_CASES, by_name, sorted_plan):
+        assert fast == reference, args

@@ -167,6 +167,13 @@ class RipgrepRun:
                 continue
             yield line[:-1]
 
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Yield stdout in large pieces as they arrive (records may straddle two pieces)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
+        while piece := await stdout.read(_BULK_CHUNK):
+            yield piece
+
     async def read_all(self, budget: int) -> bytes | None:
         """All of stdout until rg closes it, read in large pieces; ``None`` (and rg stopped) as
         soon as more than ``budget`` bytes arrived, so a caller can choose another plan."""
