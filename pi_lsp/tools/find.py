@@ -187,9 +187,14 @@ class FindTool(BuiltinTool):
         """
         if name_scan(pattern, True) is None:
             return None
+        root = os.fspath(search_path)
+        # rg prints each path as root + "/" + relative: from inside the directory the root is
+        # ".", which halves what rg writes and this reads. Only where no symlink is on the way,
+        # so the parent .gitignore files rg finds are the same as from the path as given.
+        inside = os.path.realpath(root) == root
         rg_args = ["--no-config", "--files", "--null", *walk_args(search_path, sort=False)]
-        rg_args += ["--", os.fspath(search_path)]
-        async with RipgrepRun(rg_args, processes=self.env.processes) as run:
+        rg_args += ["--", "." if inside else root]
+        async with RipgrepRun(rg_args, processes=self.env.processes, cwd=search_path if inside else None) as run:
             output = await run.read_all(LISTING_BUDGET)
         if output is None:
             return None
@@ -199,7 +204,7 @@ class FindTool(BuiltinTool):
             return None
         if not listing.endswith("\0"):
             listing += "\0"
-        prefix = os.fsdecode(search_path).rstrip("/") + "/"
+        prefix = "./" if inside else root.rstrip("/") + "/"
         if listing.count("\0" + prefix) != listing.count("\0") - 1:
             return None  # some path not under the search path as given: keep the sorted plan
         scan = name_scan(pattern, listing.isascii())

@@ -79,6 +79,7 @@ def _find_tree(root: Path, *, odd_name: bool) -> None:
     for index in range(60):  # long names for the byte limit
         files[f"wide/{'w' * 200}{index:03d}.py"] = ""
     write(root, files)
+    (root / "linked").symlink_to(root / "src")  # a search path through a symlink
     if odd_name:
         (root / "src").joinpath(b"bad\xff.py".decode("utf-8", "surrogateescape")).write_text("")
 
@@ -102,6 +103,7 @@ _FIND_CASES: list[dict[str, Any]] = [
     {"pattern": "x.py"},
     {"pattern": "src/*.py"},
     {"pattern": "*.py", "path": "src"},
+    {"pattern": "*.py", "path": "linked"},
     {"pattern": "nothing*here"},
 ]
 
