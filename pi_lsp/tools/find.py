@@ -9,6 +9,12 @@ byte order), directories carry a trailing ``/`` and come right before their cont
 Directories are derived from the files rg lists: a directory appears when it holds at least one
 file that is not ignored (fd would also list empty directories). Symbolic links are not followed
 and not listed (rg's walk skips them).
+
+Two plans give the same answer (issue 21). A name pattern (no ``/``) is answered from rg's
+parallel listing read whole and searched as one string (name_scan.py), only the matches sorted
+here. A path pattern, a listing too big or not UTF-8, or more matches than are worth sorting
+take the sorted plan: ``rg --sort=path`` (single-threaded) read in large pieces, each path tested
+in turn, rg stopped as soon as the limit or the byte limit is reached.
 """
 
 from __future__ import annotations
@@ -178,8 +184,8 @@ class FindTool(BuiltinTool):
     async def _list_by_name(
         self, search_path: Path, pattern: str, found: _Results, limit: float
     ) -> RipgrepRun | None:
-        """The fast plan for a name pattern (issue 21): rg's parallel walk, its whole listing
-        scanned with one regex (name_scan.py), the few matches sorted here.
+        """The name plan (module docstring): rg's parallel walk, its whole listing searched as one
+        string (name_scan.py), the matches sorted here.
 
         ``None`` (nothing added to ``found``) when the plan does not apply: a pattern with ``/``
         or NUL, a listing over :data:`LISTING_BUDGET` bytes or not UTF-8, or more than

@@ -6,6 +6,11 @@ repositories too, ``.git`` is never searched, and context works like ``rg -C``: 
 blocks are merged so no line is printed twice (a match is ``{path}:{n}: {text}``, a context line
 ``{path}-{n}- {text}``, as in the peer).
 
+A directory is searched by rg's parallel walk (``--sort=path`` would make it single-threaded):
+its output is read whole and each file's block of lines put in path order here. Past
+:data:`PARALLEL_OUTPUT_BUDGET` of output (many matches, so the answer lies near the front of the
+tree) that run is stopped and a sorted rg streams instead (issue 21); both give the same answer.
+
 rg runs in its plain output mode (``--null`` after each path, so any file name parses) with
 ``--max-columns`` previews, so a minified file cannot make one output line huge. It is stopped
 as soon as the answer is known: at the match limit (after the last match's trailing context) or
