@@ -237,11 +237,12 @@ class _Answer:
         return self._size > DEFAULT_MAX_BYTES
 
 
-def _sorted_by_file(output: bytes) -> list[bytes]:
+def _sorted_by_file(output: bytes) -> list[bytes] | None:
     """The lines of an unsorted rg run, each file's block moved to its ``--sort=path`` place.
 
-    rg writes each file's lines (matches, context, notes) as one block; lines without a path
-    stay in the block they came in (the formatter skips them anyway).
+    rg writes each file's lines as one block, each line starting with the path and a NUL.
+    ``None`` when some line has no NUL (a file name holding a newline splits its lines): only the
+    sorted plan keeps such lines where they were.
     """
     lines = output.split(b"\n")
     if lines and not lines[-1]:
@@ -250,9 +251,11 @@ def _sorted_by_file(output: bytes) -> list[bytes]:
     current = None
     for line in lines:
         nul = line.find(b"\0")
-        path = line[:nul] if nul >= 0 else current
-        if path != current or not blocks:
-            blocks.append((path_sort_key(path or b""), []))
+        if nul < 0:
+            return None
+        path = line[:nul]
+        if path != current:
+            blocks.append((path_sort_key(path), []))
             current = path
         blocks[-1][1].append(line)
     blocks.sort(key=lambda block: block[0])
@@ -351,8 +354,9 @@ class GrepTool(BuiltinTool):
                 self._rg_args(args, search_path, context, sort=False), processes=self.env.processes, cwd=cwd
             ) as run:
                 output = await run.read_all(PARALLEL_OUTPUT_BUDGET)
-            if output is not None:
-                for raw in _sorted_by_file(output):
+            ordered = None if output is None else _sorted_by_file(output)
+            if ordered is not None:
+                for raw in ordered:
                     if answer.take(raw):
                         break
                 return run

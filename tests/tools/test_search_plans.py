@@ -32,6 +32,7 @@ def _tree(root: Path) -> None:
         files[name] = "\n".join(lines) + "\n"
     files["long/line.txt"] = "needle " + "w" * 3000 + "\n"
     files["bin/blob.dat"] = b"needle\0binary\n"
+    files["new\nline.txt"] = "needle in a file whose name holds a newline\n"
     for index in range(120):  # enough output for the byte limit with a wide context
         files[f"many/f{index:03d}.txt"] = ("needle filler text " * 8 + "\n") * 6
     write(root, files)
@@ -49,6 +50,7 @@ _CASES: list[dict[str, Any]] = [
     {"pattern": "nothing matches this"},
     {"pattern": "needle", "path": "deep"},
     {"pattern": "needle(", "limit": 3},
+    {"pattern": "line 7 of|holds a newline", "limit": 1000},
 ]
 
 
