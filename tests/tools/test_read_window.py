@@ -31,7 +31,7 @@ def _both(text: str, offset: float | None, limit: float | None, max_lines: int, 
     return answers
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(_TEXTS, _NUMBERS, _NUMBERS, st.integers(1, 6), st.integers(1, 24))
 def test_bytes_window_equals_text_window(
     text: str, offset: float | None, limit: float | None, max_lines: int, max_bytes: int
@@ -59,7 +59,7 @@ def test_bytes_window_on_one_huge_line() -> None:
     assert "[Line 1 is 195.3KB, exceeds 50.0KB limit" in utf8_window(data, None, None, "f.txt")[0]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=40) | _TEXTS.map(lambda text: text.encode("utf-8")))
 def test_is_valid_utf8_agrees_with_the_codec(data: bytes) -> None:
     try:

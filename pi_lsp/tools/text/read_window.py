@@ -106,14 +106,22 @@ def text_window(
 
 def _skip_lines(data: bytes, position: int, count: int) -> int:
     """Byte index just after the ``count``-th ``\\n`` at or after ``position`` (``count >= 1``;
-    the caller knows that many exist). Whole blocks are skipped with ``bytes.count``."""
-    for block in (_COARSE_BLOCK, _FINE_BLOCK):
-        while True:
-            in_block = data.count(b"\n", position, position + block)
-            if in_block >= count:
-                break
-            count -= in_block
-            position += block
+    the caller knows that many exist). Blocks that cannot hold it are skipped with
+    ``bytes.count``, in blocks growing from 4 KiB to 1 MiB, so a near target costs little."""
+    block = _FINE_BLOCK
+    while True:
+        in_block = data.count(b"\n", position, position + block)
+        if in_block >= count:
+            break
+        count -= in_block
+        position += block
+        block = min(2 * block, _COARSE_BLOCK)
+    while True:  # the target is in [position, position + block): narrow it to a fine block
+        in_block = data.count(b"\n", position, position + _FINE_BLOCK)
+        if in_block >= count:
+            break
+        count -= in_block
+        position += _FINE_BLOCK
     for _ in range(count):
         position = data.index(b"\n", position) + 1
     return position
@@ -178,24 +186,19 @@ def _truncated_head(
 ) -> TruncationResult:
     """:func:`truncate_head` of a selection known to be over a limit, whose first line fits.
 
-    Looks at no more than ``max_bytes + 1`` bytes of the selection: a line cut at that edge
-    already costs more than the room left, so it is never kept.
+    truncate_head keeps line after line while the kept bytes (lines plus the ``\\n`` between
+    them) stay within ``max_bytes``: a line is kept exactly when it ends within the first
+    ``max_bytes`` bytes of the selection, up to ``max_lines`` lines. Those ends are counted with
+    ``bytes.count`` on that stretch, never line by line.
     """
-    head = data[begin : min(selection_end, begin + max_bytes + 1)]
-    used = 0
-    count = 0
-    truncated_by = "lines"
-    for index, line in enumerate(head.split(b"\n", max_lines)[:max_lines]):
-        cost = len(line) + (1 if index > 0 else 0)
-        if used + cost > max_bytes:
-            truncated_by = "bytes"
-            break
-        used += cost
-        count += 1
-    if count >= max_lines and used <= max_bytes:
-        truncated_by = "lines"
+    length = selection_end - begin
+    newline_ends = data.count(b"\n", begin, begin + min(length, max_bytes + 1))
+    fitting = newline_ends + (1 if length <= max_bytes else 0)  # the last line ends the selection
+    count = min(max_lines, fitting)
+    used = _skip_lines(data, begin, count) - 1 - begin if count <= newline_ends else length
+    truncated_by = "lines" if count >= max_lines else "bytes"
     content = data[begin : begin + used].decode("utf-8")
     return TruncationResult(
-        content, True, truncated_by, selection_lines, selection_end - begin, count, used,  # type: ignore[arg-type]
+        content, True, truncated_by, selection_lines, length, count, used,  # type: ignore[arg-type]
         False, False, max_lines, max_bytes,
     )
