@@ -71,8 +71,14 @@ def test_is_valid_utf8_agrees_with_the_codec(data: bytes) -> None:
 
 
 def test_is_valid_utf8_across_its_pieces() -> None:
-    # a four-byte character split by the 1 MiB piece boundary is still valid; a cut one is not
-    data = b"a" * ((1 << 20) - 2) + "𝄞".encode("utf-8") + b"b"
+    # a four-byte character split by the 64 KiB piece boundary is still valid; a cut one is not,
+    # even when the next piece is plain ASCII (which is otherwise not decoded)
+    piece = 1 << 16
+    data = b"a" * (piece - 2) + "𝄞".encode("utf-8") + b"b" * piece
     assert is_valid_utf8(data)
-    assert not is_valid_utf8(data[: (1 << 20) + 1])
+    clef = "𝄞".encode("utf-8")
+    assert not is_valid_utf8(b"a" * (piece - 3) + clef[:3] + b"b" * piece)
+    assert not is_valid_utf8(b"a" * (piece - 3) + clef[:3] + b"b" * piece + clef[3:] + b"c")
+    assert not is_valid_utf8(data[: piece + 1])
     assert not is_valid_utf8(b"ok \xed\xa0\x80 surrogate")
+    assert not is_valid_utf8(b"a" * piece * 3 + b"\xff")
