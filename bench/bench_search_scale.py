@@ -10,7 +10,8 @@ Per round, for each tree, in alternation:
   parallel walk), its output read whole from a pipe; ``rg --sort=path`` (pi-lsp's old plan) too;
 - find floors: ``fdfind`` with Pi's arguments (``--glob --color=never --hidden --max-results 1000``)
   and ``rg --files -g PATTERN`` (the glob pushed into rg; note it would include .gitignore'd
-  files, so pi-lsp cannot use it as is), and ``rg --files`` (the whole listing pi-lsp reads);
+  files, so pi-lsp cannot use it as is), and ``rg --files`` (the whole listing pi-lsp reads,
+  also as pi-lsp runs it: one thread, from inside the directory);
 - pi-lsp: ``GrepTool.execute`` / ``FindTool.execute`` in this process;
 - Pi (when the peer is installed): one ``pi-tools.mjs`` process per round, its own ``ms`` field.
 
@@ -94,6 +95,7 @@ def floors(tree: Path) -> dict[str, list[str]]:
         "grep: rg --sort=path": [*grep, *walk, "--sort=path", "--", GREP_PATTERN, "."],
         "find: rg --files -g": [rg, "--no-config", "--files", "--null", *walk, "-g", FIND_PATTERN, str(tree)],
         "find: rg --files": [rg, "--no-config", "--files", "--null", *walk, "--", str(tree)],
+        "find: rg --files -j1 .": [rg, "--no-config", "--files", "--null", "--threads=1", *walk, "--", "."],
     }
     fd = shutil.which("fdfind") or shutil.which("fd")
     if fd:
@@ -179,6 +181,7 @@ async def run(rounds: int, root: Path) -> None:
         if f"find: fd (Pi's args) @{size}" in median:
             line += f", x{ours / median[f'find: fd (Pi' + chr(39) + f's args) @{size}']:.2f} fd"
         line += f", x{ours / median[f'find: rg --files @{size}']:.2f} rg --files (whole listing)"
+        line += f", x{ours / median[f'find: rg --files -j1 . @{size}']:.2f} rg --files -j1 ."
         if f"find: Pi @{size}" in median:
             line += f", x{ours / median[f'find: Pi @{size}']:.2f} Pi"
         print(line)

@@ -11,7 +11,7 @@ file that is not ignored (fd would also list empty directories). Symbolic links 
 and not listed (rg's walk skips them).
 
 Two plans give the same answer (issue 21). A name pattern (no ``/``) is answered from rg's
-parallel listing read whole and searched as one string (name_scan.py), only the matches sorted
+unsorted listing read whole and searched as one string (name_scan.py), only the matches sorted
 here. A path pattern, a listing too big or not UTF-8, or more matches than are worth sorting
 take the sorted plan: ``rg --sort=path`` (single-threaded) read in large pieces, each path tested
 in turn, rg stopped as soon as the limit or the byte limit is reached.
@@ -184,7 +184,7 @@ class FindTool(BuiltinTool):
     async def _list_by_name(
         self, search_path: Path, pattern: str, found: _Results, limit: float
     ) -> RipgrepRun | None:
-        """The name plan (module docstring): rg's parallel walk, its whole listing searched as one
+        """The name plan (module docstring): rg's unsorted walk, its whole listing searched as one
         string (name_scan.py), the matches sorted here.
 
         ``None`` (nothing added to ``found``) when the plan does not apply: a pattern with ``/``
@@ -198,7 +198,9 @@ class FindTool(BuiltinTool):
         # ".", which halves what rg writes and this reads. Only where no symlink is on the way,
         # so the parent .gitignore files rg finds are the same as from the path as given.
         inside = os.path.realpath(root) == root
-        rg_args = ["--no-config", "--files", "--null", *walk_args(search_path, sort=False)]
+        # one thread: listing is mostly printing, and rg's threads contend for stdout (measured
+        # on 30,000 files: 31 ms of CPU with one thread, 53 ms with two, and no faster)
+        rg_args = ["--no-config", "--files", "--null", "--threads=1", *walk_args(search_path, sort=False)]
         rg_args += ["--", "." if inside else root]
         async with RipgrepRun(rg_args, processes=self.env.processes, cwd=search_path if inside else None) as run:
             output = await run.read_all(LISTING_BUDGET)
