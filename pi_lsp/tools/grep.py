@@ -6,6 +6,11 @@ repositories too, ``.git`` is never searched, and context works like ``rg -C``: 
 blocks are merged so no line is printed twice (a match is ``{path}:{n}: {text}``, a context line
 ``{path}-{n}- {text}``, as in the peer).
 
+A directory is searched by rg's parallel walk (``--sort=path`` would make it single-threaded):
+its output is read whole and each file's block of lines put in path order here. Past
+:data:`PARALLEL_OUTPUT_BUDGET` of output (many matches, so the answer lies near the front of the
+tree) that run is stopped and a sorted rg streams instead (issue 21); both give the same answer.
+
 rg runs in its plain output mode (``--null`` after each path, so any file name parses) with
 ``--max-columns`` previews, so a minified file cannot make one output line huge. It is stopped
 as soon as the answer is known: at the match limit (after the last match's trailing context) or
@@ -32,7 +37,7 @@ from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResul
 from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.file_io.paths import NulInPathError, resolve_to_cwd
 from pi_lsp.tools.file_io.regular_files import special_kind
-from pi_lsp.tools.search.ripgrep import RipgrepRun, walk_args
+from pi_lsp.tools.search.ripgrep import RipgrepRun, path_sort_key, walk_args
 from pi_lsp.tools.search.search_notices import js_number, notices_suffix
 from pi_lsp.tools.text.truncate import (
     DEFAULT_MAX_BYTES,
@@ -50,6 +55,10 @@ DEFAULT_LIMIT = 100
 MAX_COLUMNS = 4 * GREP_MAX_LINE_LENGTH + 48
 """rg's ``--max-columns`` (bytes): longer lines arrive as a preview of this many bytes, which
 always holds more than :data:`~pi_lsp.tools.text.truncate.GREP_MAX_LINE_LENGTH` characters."""
+
+PARALLEL_OUTPUT_BUDGET = 2 * 1024 * 1024
+"""Bytes of rg output read from a parallel (unsorted) search before it gives way to a sorted,
+streamed one: past this, matches are plentiful and the answer lies near the front of the tree."""
 
 DESCRIPTION = (
     "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
@@ -170,6 +179,89 @@ class _Withheld:
         return {"withheldMatches": self.matches, "withheldFiles": sorted(self.files)}
 
 
+class _Answer:
+    """The tool's answer, built from rg's lines in path order (the peer's limits and notices).
+
+    :meth:`take` one raw line at a time; it says when the answer is complete: at the match limit
+    (after the last match's trailing context; one more match proves the limit cut results off)
+    or once the output is past the byte limit.
+    """
+
+    def __init__(self, fmt: _Formatter, withheld: _Withheld, context: int, limit: float) -> None:
+        self.fmt = fmt
+        self.withheld = withheld
+        self._context = context
+        self._limit = limit
+        self.output: list[str] = []
+        self._size = 0
+        self.matches = 0
+        self._limit_hit = False  # the last allowed match was seen
+        self.limit_reached = False  # and another match proves the limit cut results off (Pi 1.x)
+        self._last: tuple[bytes, int] = (b"", 0)
+        self.complete = False  # take() said so: the rest of rg's output is not needed
+
+    def take(self, raw: bytes) -> bool:
+        """Add one rg line; True (and :attr:`complete`) when nothing after it can change the
+        answer."""
+        self.complete = self._take(raw)
+        return self.complete
+
+    def _take(self, raw: bytes) -> bool:
+        parsed = _parse_line(raw)
+        if parsed is None:
+            return False
+        path, number, kind, text = parsed
+        if self.withheld.hides(path, kind):
+            return False
+        if self._limit_hit:
+            # Only the trailing context of the last counted match is still shown (a match
+            # inside it as context); only one more match proves the limit was reached.
+            end = self._last[1] + self._context
+            in_window = path == self._last[0] and number <= end
+            self.limit_reached = self.limit_reached or kind == ":"
+            if self.limit_reached and not (in_window and number < end):
+                if in_window:
+                    self.output.append(self.fmt.line(path, number, "-", text))
+                return True
+            if not in_window:
+                return False
+            kind = "-"
+        elif kind == ":":
+            self.matches += 1
+            if self.matches >= self._limit:
+                self._limit_hit = True
+                self._last = (path, number)
+        line = self.fmt.line(path, number, kind, text)
+        self.output.append(line)
+        self._size += len(line) + 1
+        return self._size > DEFAULT_MAX_BYTES
+
+
+def _sorted_by_file(output: bytes) -> list[bytes] | None:
+    """The lines of an unsorted rg run, each file's block moved to its ``--sort=path`` place.
+
+    rg writes each file's lines as one block, each line starting with the path and a NUL.
+    ``None`` when some line has no NUL (a file name holding a newline splits its lines): only the
+    sorted plan keeps such lines where they were.
+    """
+    lines = output.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    blocks: list[tuple[list[bytes], list[bytes]]] = []
+    current = None
+    for line in lines:
+        nul = line.find(b"\0")
+        if nul < 0:
+            return None
+        path = line[:nul]
+        if path != current:
+            blocks.append((path_sort_key(path), []))
+            current = path
+        blocks[-1][1].append(line)
+    blocks.sort(key=lambda block: block[0])
+    return [line for _, block in blocks for line in block]
+
+
 class GrepTool(BuiltinTool):
     """The ``grep`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
 
@@ -183,7 +275,7 @@ class GrepTool(BuiltinTool):
     description = DESCRIPTION
     args_model = GrepArgs
 
-    def _rg_args(self, args: GrepArgs, search_path: Path, context: int) -> list[str]:
+    def _rg_args(self, args: GrepArgs, search_path: Path, context: int, *, sort: bool = True) -> list[str]:
         rg_args = [
             "--no-config",
             "--null",
@@ -203,7 +295,7 @@ class GrepTool(BuiltinTool):
             rg_args.append(f"--context={context}")
         if args.glob:  # rg never matches a leading "./"; "!" still negates (Pi 1.x)
             rg_args.append("--glob=" + _LEADING_DOT_SLASH.sub(r"\1", args.glob))
-        rg_args += walk_args(search_path)  # after the user's glob, so `.git` stays excluded
+        rg_args += walk_args(search_path, sort=sort)  # after the user's glob, so `.git` stays excluded
         # rg roots globs at its working directory, so a directory is searched from inside as "."
         # (the glob is relative to ``path``, Pi 1.x); a file is searched by its path
         rg_args += ["--", args.pattern, "." if search_path.is_dir() else os.fspath(search_path)]
@@ -229,58 +321,53 @@ class GrepTool(BuiltinTool):
             )
         context = int(args.context) if args.context and args.context > 0 else 0
         limit = max(1.0, args.limit if args.limit is not None else DEFAULT_LIMIT)
-        fmt = _Formatter(search_path, is_directory)
-        withheld = _Withheld(self.env.content_guard, search_path)
-        output: list[str] = []
-        size = 0
-        matches = 0
-        limit_hit = False  # the last allowed match was seen
-        limit_reached = False  # and another match proves the limit cut results off (Pi 1.x)
-        last: tuple[bytes, int] = (b"", 0)
-        async with RipgrepRun(
-            self._rg_args(args, search_path, context), processes=self.env.processes,
-            cwd=search_path if is_directory else None,
-        ) as run:
-            async for raw in run.lines():
-                parsed = _parse_line(raw)
-                if parsed is None:
-                    continue
-                path, number, kind, text = parsed
-                if withheld.hides(path, kind):
-                    continue
-                if limit_hit:
-                    # Only the trailing context of the last counted match is still shown (a match
-                    # inside it as context); only one more match proves the limit was reached.
-                    end = last[1] + context
-                    in_window = path == last[0] and number <= end
-                    limit_reached = limit_reached or kind == ":"
-                    if limit_reached and not (in_window and number < end):
-                        if in_window:
-                            output.append(fmt.line(path, number, "-", text))
-                        run.stop()
-                        break
-                    if not in_window:
-                        continue
-                    kind = "-"
-                elif kind == ":":
-                    matches += 1
-                    if matches >= limit:
-                        limit_hit = True
-                        last = (path, number)
-                line = fmt.line(path, number, kind, text)
-                output.append(line)
-                size += len(line) + 1
-                if size > DEFAULT_MAX_BYTES:
-                    run.stop()
-                    break
-        if not run.killed and run.returncode not in (0, 1) and matches == 0:
+        answer = _Answer(
+            _Formatter(search_path, is_directory), _Withheld(self.env.content_guard, search_path),
+            context, limit,
+        )
+        run = await self._search(args, search_path, is_directory, context, answer)
+        withheld = answer.withheld
+        if not (run.killed or answer.complete) and run.returncode not in (0, 1) and answer.matches == 0:
             message = run.stderr.removeprefix("rg: ")
             raise ToolError(message or f"ripgrep exited with code {run.returncode}")
-        if matches == 0:
+        if answer.matches == 0:
             if withheld.matches:
                 return ToolResult.text("No matches found" + notices_suffix([withheld.notice()]), withheld.details())
             return ToolResult.text("No matches found")
-        return self._result(output, limit if limit_reached else None, fmt.lines_truncated, withheld)
+        return self._result(
+            answer.output, limit if answer.limit_reached else None, answer.fmt.lines_truncated, withheld
+        )
+
+    async def _search(
+        self, args: GrepArgs, search_path: Path, is_directory: bool, context: int, answer: "_Answer"
+    ) -> RipgrepRun:
+        """Feed rg's lines to ``answer`` in path order; return the finished run.
+
+        A directory is first searched by rg's parallel walk, its output read whole and sorted by
+        file here (rg prints each file's lines as one block); when that output passes
+        :data:`PARALLEL_OUTPUT_BUDGET` (many matches: the answer is near the front of the tree)
+        rg is stopped and a sorted rg streams instead, stopped as soon as the answer is known.
+        """
+        cwd = search_path if is_directory else None
+        if is_directory:
+            async with RipgrepRun(
+                self._rg_args(args, search_path, context, sort=False), processes=self.env.processes, cwd=cwd
+            ) as run:
+                output = await run.read_all(PARALLEL_OUTPUT_BUDGET)
+            ordered = None if output is None else _sorted_by_file(output)
+            if ordered is not None:
+                for raw in ordered:
+                    if answer.take(raw):
+                        break
+                return run
+        async with RipgrepRun(
+            self._rg_args(args, search_path, context), processes=self.env.processes, cwd=cwd
+        ) as run:
+            async for raw in run.lines():
+                if answer.take(raw):
+                    run.stop()
+                    break
+        return run
 
     @staticmethod
     def _result(output: list[str], limit: float | None, lines_truncated: bool, withheld: "_Withheld") -> ToolResult:

@@ -2,7 +2,8 @@
 
 Behaviour of the peer (pi-behaviour.md 2.1): lines are the text split on ``\\n`` (a trailing newline
 makes one more, empty, line: that count is the "of N"), ``offset`` is 1-based, ``limit`` caps the
-lines, the selection is head-truncated to 2000 lines / 50 KiB with Pi's hints. Plus design.md
+lines, the selection is head-truncated to 2000 lines / 50 KiB with Pi's hints (``read_window``;
+valid UTF-8 is windowed on its bytes, so a big file is never decoded whole). Plus design.md
 section 7: UTF-16/32 files transcoded, invalid UTF-8 flagged, binary files refused, images sent as
 image blocks. Content comes through ``env.files`` (an editor buffer when the editor holds the
 file); the snapshot's notices (unsaved buffer) are appended to the text block.
@@ -11,19 +12,18 @@ file); the snapshot's notices (unsaved buffer) are appended to the text block.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pi_lsp.agent.js_values import js_number_to_string
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResult
 from pi_lsp.llm.types import ImageContent, TextContent
 from pi_lsp.tools.builtin_tool import BuiltinTool
-from pi_lsp.tools.file_io.file_content import binary_kind, decode_for_reading
+from pi_lsp.tools.file_io.file_content import binary_kind, decode_for_reading, is_valid_utf8
 from pi_lsp.tools.file_io.images import SNIFF_BYTES, prepare_image, sniff_image_mime
 from pi_lsp.tools.file_io.os_errors import node_style_message, os_error_code
 from pi_lsp.tools.file_io.paths import resolve_read_path
-from pi_lsp.tools.text.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head, utf8_len
+from pi_lsp.tools.text.read_window import text_window, utf8_window
+from pi_lsp.tools.text.truncate import format_size
 
 READ_DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "
@@ -42,48 +42,6 @@ class ReadArgs(BaseModel):
     path: str = Field(description="Path to the file to read (relative or absolute)")
     offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")
     limit: float | None = Field(default=None, description="Maximum number of lines to read")
-
-
-def _text_window(text: str, offset: float | None, limit: float | None, raw_path: str) -> tuple[str, Any]:
-    """Pi's text algorithm: the selected lines, their hint, and ``details`` (or ``None``).
-
-    ``offset``/``limit`` are JS numbers; fractional values are cut toward zero as JS ``slice``
-    does. Raises :class:`ToolError` when ``offset`` is past the last line.
-    """
-    all_lines = text.split("\n")
-    total = len(all_lines)
-    start = int(max(0, offset - 1)) if offset else 0
-    if start >= total:
-        raise ToolError(
-            f"Offset {js_number_to_string(offset or 0)} is beyond end of file ({total} lines total)"
-        )
-    user_limited: int | None = None
-    if limit is not None:
-        end = min(start + int(limit), total)
-        selected = "\n".join(all_lines[start:max(start, end)])
-        user_limited = end - start  # the peer's count (negative for a negative limit)
-    else:
-        selected = "\n".join(all_lines[start:])
-    truncation = truncate_head(selected)
-    first = start + 1
-    if truncation.first_line_exceeds_limit:
-        size = format_size(utf8_len(all_lines[start]))
-        limit_text = format_size(DEFAULT_MAX_BYTES)
-        return (
-            f"[Line {first} is {size}, exceeds {limit_text} limit. Use bash: sed -n '{first}p' "
-            f"{raw_path} | head -c {DEFAULT_MAX_BYTES}]",
-            {"truncation": truncation.to_details()},
-        )
-    if truncation.truncated:
-        last = first + truncation.output_lines - 1
-        by_bytes = "" if truncation.truncated_by == "lines" else f" ({format_size(DEFAULT_MAX_BYTES)} limit)"
-        hint = f"[Showing lines {first}-{last} of {total}{by_bytes}. Use offset={last + 1} to continue.]"
-        return f"{truncation.content}\n\n{hint}", {"truncation": truncation.to_details()}
-    if user_limited is not None and start + user_limited < total:
-        remaining = total - (start + user_limited)
-        hint = f"[{remaining} more lines in file. Use offset={start + user_limited + 1} to continue.]"
-        return f"{truncation.content}\n\n{hint}", None
-    return truncation.content, None
 
 
 def _with_notices(text: str, notices: list[str]) -> str:
@@ -136,8 +94,11 @@ class ReadTool(BuiltinTool):
                 "its bytes are not shown. Use bash with a suitable tool (file, xxd, unzip -l, ...) "
                 "to inspect it."
             )
-        decoded = decode_for_reading(data)
-        text, details = _text_window(decoded.text, args.offset, args.limit, args.path)
-        if decoded.notice is not None:
-            notices.insert(0, decoded.notice)
+        if is_valid_utf8(data):  # the common case: lines found on the bytes (issue 21)
+            text, details = utf8_window(data, args.offset, args.limit, args.path)
+        else:
+            decoded = decode_for_reading(data)
+            text, details = text_window(decoded.text, args.offset, args.limit, args.path)
+            if decoded.notice is not None:
+                notices.insert(0, decoded.notice)
         return ToolResult.text(_with_notices(text, notices), details)

@@ -74,6 +74,31 @@ def binary_kind(data: bytes) -> str | None:
     return None
 
 
+_VALIDATE_CHUNK = 1 << 16
+
+
+def is_valid_utf8(data: bytes) -> bool:
+    """True when ``data`` is valid UTF-8 (Python's strict codec: no surrogates, no overlongs).
+
+    ASCII is recognised without decoding; other data is checked in 64 KiB pieces, decoding only
+    the pieces that hold non-ASCII bytes (or finish a character the previous piece started), so
+    no text of the whole file is built. Valid UTF-8 never starts with a UTF-16/32 byte-order
+    mark (``FE`` and ``FF`` never occur in it), so such data needs no transcoding.
+    """
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(data), _VALIDATE_CHUNK):
+            piece = data[start : start + _VALIDATE_CHUNK]
+            if not piece.isascii() or decoder.getstate()[0]:
+                decoder.decode(piece)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class DecodedText:
     """Text decoded for reading: ``text`` plus an optional ``notice`` line for the model."""

@@ -29,8 +29,9 @@ class GlobError(ValueError):
     """A pattern fd would refuse; ``str()`` is the reason (``unclosed character class; ...``)."""
 
 
-def _char_class(pattern: str, start: int) -> tuple[str, int]:
-    """Translate the class opening at ``pattern[start] == "["``; return (regex, index after)."""
+def _char_class(pattern: str, start: int, stop: str = "/") -> tuple[str, int]:
+    """Translate the class opening at ``pattern[start] == "["``; return (regex, index after).
+    The class never matches a character of ``stop``."""
     i = start + 1
     negate = i < len(pattern) and pattern[i] in "!^"
     if negate:
@@ -52,11 +53,22 @@ def _char_class(pattern: str, start: int) -> tuple[str, int]:
     if i >= len(pattern):
         raise GlobError("unclosed character class; missing ']'")
     body = "".join(items)
-    return (f"[^{body}/]" if negate else f"(?:(?!/)[{body}])"), i + 1
+    if stop == "/":
+        return (f"[^{body}/]" if negate else f"(?:(?!/)[{body}])"), i + 1
+    stops = re.escape(stop)
+    return (f"[^{body}{stops}]" if negate else f"(?:(?![{stops}])[{body}])"), i + 1
 
 
-def glob_to_regex(pattern: str) -> str:
-    """The regex source (unanchored) for a globset pattern; raises :class:`GlobError`."""
+def glob_to_regex(pattern: str, stop: str = "/") -> str:
+    """The regex source (unanchored) for a globset pattern; raises :class:`GlobError`.
+
+    With the default ``stop`` (``/``) no wildcard or class matches ``/`` except a whole-component
+    ``**``. Any other ``stop`` (``"/\\0"``: a pattern without ``/`` searched for inside a
+    NUL-separated listing) is never crossed, not even by ``**``, so a match stays inside one
+    path component of one entry.
+    """
+    wild = "[^/]" if stop == "/" else f"[^{re.escape(stop)}]"
+    any_run = ".*" if stop == "/" else wild + "*"
     out: list[str] = []
     in_group = False
     i = 0
@@ -73,21 +85,21 @@ def glob_to_regex(pattern: str) -> str:
                 whole_start = i == 0 or pattern[i - 1] == "/"
                 end = i + 2
                 if whole_start and end == n:
-                    out.append(".*")
+                    out.append(any_run)
                 elif whole_start and pattern[end] == "/":
-                    out.append("(?:.*/)?")
+                    out.append(f"(?:{any_run}/)?")
                     end += 1
                 else:
-                    out.append("[^/]*")
+                    out.append(wild + "*")
                 i = end
             else:
-                out.append("[^/]*")
+                out.append(wild + "*")
                 i += 1
         elif char == "?":
-            out.append("[^/]")
+            out.append(wild)
             i += 1
         elif char == "[":
-            regex, i = _char_class(pattern, i)
+            regex, i = _char_class(pattern, i, stop)
             out.append(regex)
         elif char == "{":
             if in_group:

@@ -40,6 +40,7 @@ MAX_STDERR_BYTES = 64 * 1024
 """Only the first this-many bytes of rg's stderr are kept (error messages)."""
 
 _READ_CHUNK = 1 << 16
+_BULK_CHUNK = 1 << 18
 
 
 @lru_cache(maxsize=1)
@@ -74,13 +75,23 @@ def inside_git_repository(path: Path) -> bool:
     return False
 
 
-def walk_args(search_path: Path) -> list[str]:
+def walk_args(search_path: Path, *, sort: bool = True) -> list[str]:
     """rg flags for pi-lsp's walk (design.md section 7): hidden files, ``.gitignore`` honoured
-    inside and outside git repositories, ``.git`` never entered, sorted by path."""
-    args = ["--hidden", "--sort=path", "--glob=!.git"]
+    inside and outside git repositories, ``.git`` never entered, sorted by path.
+
+    ``sort=False`` leaves the order to rg's parallel walk (all its threads; the caller sorts what
+    it keeps with :func:`path_sort_key`); ``--sort=path`` makes rg single-threaded.
+    """
+    args = ["--hidden", "--sort=path", "--glob=!.git"] if sort else ["--hidden", "--glob=!.git"]
     if not inside_git_repository(search_path):
         args.append("--no-require-git")
     return args
+
+
+def path_sort_key(path: bytes) -> list[bytes]:
+    """The order of ``rg --sort=path``: component by component, each compared as bytes
+    (``a/b`` before ``a.b``, because ``a`` sorts before ``a.b``)."""
+    return path.split(b"/")
 
 
 class RipgrepRun:
@@ -155,6 +166,28 @@ class RipgrepRun:
                 yield await self._skip_rest_of_line(stdout, head, separator)
                 continue
             yield line[:-1]
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Yield stdout in large pieces as they arrive (records may straddle two pieces)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
+        while piece := await stdout.read(_BULK_CHUNK):
+            yield piece
+
+    async def read_all(self, budget: int) -> bytes | None:
+        """All of stdout until rg closes it, read in large pieces; ``None`` (and rg stopped) as
+        soon as more than ``budget`` bytes arrived, so a caller can choose another plan."""
+        assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
+        pieces: list[bytes] = []
+        size = 0
+        while piece := await stdout.read(_BULK_CHUNK):
+            size += len(piece)
+            if size > budget:
+                self.stop()
+                return None
+            pieces.append(piece)
+        return b"".join(pieces)
 
     @staticmethod
     async def _skip_rest_of_line(
