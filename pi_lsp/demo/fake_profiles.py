@@ -51,7 +51,9 @@ PROFILES = {
 }
 """The profiles by name; an unknown name behaves as ``vscode``."""
 
-ALL_PI_FEATURES = {"saveDocuments": True, "reloadDocuments": True, "editClosedFiles": True, "documentState": True}
+ALL_PI_FEATURES = {
+    "saveDocuments": True, "reloadDocuments": True, "editClosedFiles": True, "documentState": True, "toolEvents": True,
+}
 
 
 def profile_capabilities(profile: str, encodings: Sequence[str] | None = None) -> types.ClientCapabilities:

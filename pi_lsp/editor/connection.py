@@ -37,9 +37,11 @@ class ClientFeatures:
         is_neovim: ``clientInfo.name`` is Neovim: it applies versioned ``TextDocumentEdit``\\ s
             without advertising ``documentChanges`` (real-clients.md pitfall 7).
         position_encoding: what pygls negotiated (``"utf-8"``, ``"utf-16"`` or ``"utf-32"``).
-        save_documents, reload_documents, edit_closed_files, document_state, approvals: the
-            booleans under ``capabilities.experimental.pi`` (design.md section 5; ``approvals``:
-            the client answers ``pi/requestApproval``, APPROVALS_SPEC).
+        save_documents, reload_documents, edit_closed_files, document_state, approvals,
+            tool_events: the booleans under ``capabilities.experimental.pi`` (design.md section 5;
+            ``approvals``: the client answers ``pi/requestApproval``, APPROVALS_SPEC;
+            ``tool_events``: the client wants ``pi/event`` tool events for its own
+            ``pi/executeToolCall(s)``, issue 21).
         normalizes_line_endings: ``workspace.workspaceEdit.normalizesLineEndings``.
         review: ``capabilities.experimental.pi.review``: the client answers ``pi/reviewEdit``.
         change_annotations: ``workspace.workspaceEdit.changeAnnotationSupport`` is advertised
@@ -60,6 +62,7 @@ class ClientFeatures:
     edit_closed_files: bool = False
     document_state: bool = False
     approvals: bool = False
+    tool_events: bool = False
     normalizes_line_endings: bool = False
     review: bool = False
     change_annotations: bool = False
@@ -103,6 +106,7 @@ class ClientFeatures:
             edit_closed_files=flag(pi.get("editClosedFiles")),
             document_state=flag(pi.get("documentState")),
             approvals=flag(pi.get("approvals")),
+            tool_events=flag(pi.get("toolEvents")),
             normalizes_line_endings=flag(
                 _get(workspace_edit, "normalizes_line_endings")
                 or _get(workspace_edit, "normalizesLineEndings")

@@ -122,6 +122,27 @@ async def test_external_calls_emit_bounded_tool_events(make_editor, tmp_path: Pa
     assert len(text) < 8_300 and text.endswith("more characters]")  # no whole-file payload
 
 
+async def test_tool_events_of_own_calls_only_for_a_client_that_asks(make_editor, tmp_path: Path) -> None:
+    """Issue 21: without ``experimental.pi.toolEvents`` a client's own calls send no tool events
+    (the result is the same, the policy still asks and its approval events still go out)."""
+    from pi_lsp.demo.fake_editor import ALL_PI_FEATURES
+
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    quiet_features = {k: v for k, v in ALL_PI_FEATURES.items() if k != "toolEvents"}
+    editor: FakeEditor = await make_editor(message_answer=ALLOW, experimental_pi=quiet_features)
+    read = await editor.call("read", {"path": "a.txt"}, call_id="r")
+    assert editor.result_text(read) == "hello\n" and read["isError"] is False
+    batch = await editor.request("pi/executeToolCalls", {"toolCalls": [
+        {"id": "b", "name": "bash", "arguments": {"command": "echo hi > b.txt; echo done"}},
+    ]})
+    assert editor.result_text(batch["results"][0]).strip() == "done"
+    assert editor.message_requests, "the policy asked before the bash call"
+    # events precede the reply on the stream, so every event sent has arrived by now
+    kinds = [e["event"]["type"] for e in editor.events]
+    assert not [k for k in kinds if k.startswith("tool_execution")]
+    assert "approval_requested" in kinds and "approval_resolved" in kinds
+
+
 async def test_bash_updates_are_coalesced_new_text(make_editor) -> None:
     editor: FakeEditor = await make_editor(message_answer=ALLOW)
     command = "for i in $(seq 1 40); do echo tick$i; sleep 0.02; done"

@@ -2,6 +2,10 @@
 
 Calls from the client run as the session ``external``; ``$/cancelRequest`` aborts their signal and
 the pipeline still answers with a ``ToolResultMessage`` (design.md section 2, Cancellation).
+Their ``tool_execution_*`` events go out as ``pi/event`` only to a client that advertises
+``experimental.pi.toolEvents`` (the caller already gets the result; two notifications per call
+cost more than the call itself, issue 21). The policy decides every call either way, and
+approval events are always sent.
 
 Module-level handlers; :func:`pi_lsp.daemon.server.create_server` registers :data:`FEATURES`.
 """
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pi_lsp.daemon import rpc
 
 if TYPE_CHECKING:
+    from pi_lsp.agent.events import EventSink
     from pi_lsp.daemon.server import PiLanguageServer
 
 logger = logging.getLogger(__name__)
@@ -25,7 +30,7 @@ async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]
     host = ls.require_host()
     with ls.tool_request(external=True) as signal:
         result = await host.pipeline.execute(
-            call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=ls.events
+            call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=_tool_events(ls)
         )
     return rpc.wire(result)
 
@@ -37,9 +42,14 @@ async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any
     with ls.tool_request(external=True) as signal:
         results = await host.pipeline.execute_batch(
             calls, stop_reason=stop_reason, signal=signal,
-            session_id=rpc.EXTERNAL_SESSION, emit=ls.events,
+            session_id=rpc.EXTERNAL_SESSION, emit=_tool_events(ls),
         )
     return {"results": [rpc.wire(result) for result in results]}
+
+
+def _tool_events(ls: PiLanguageServer) -> EventSink | None:
+    """The event sink of the client's own tool calls: ``pi/event`` when it asked for them."""
+    return ls.events if ls.features.tool_events else None
 
 
 def list_tools(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
