@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from lsprotocol import types  # noqa: E402
 
-from pi_lsp.demo.fake_editor import FakeEditor  # noqa: E402
+from pi_lsp.demo.fake_editor import ALL_PI_FEATURES, FakeEditor  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -189,29 +189,37 @@ async def bench_read(root: Path, reps: int, calls: int) -> None:
         (root / f"other{i}.py").write_text(f"x = {i}\n", encoding="utf-8")
     read = {"toolCall": {"id": "r", "name": "read", "arguments": {"path": "small.py"}}}
     ours, floor = _Side("pi-lsp pi/executeToolCall"), _Side("floor (pygls echo)")
+    loud = _Side("pi-lsp with toolEvents")
     floor_cmd = [sys.executable, "-c", FLOOR_SERVER]
-    async with FakeEditor(root, env=_env()) as editor, FakeEditor(root, env=_env(), server_command=floor_cmd) as echo:
-        for i in range(20):
-            editor.open(f"other{i}.py")
-        editor.open("small.py")
-        result = await editor.request("pi/executeToolCall", read)
-        assert editor.result_text(result) == SMALL_FILE, result
+    quiet = {k: v for k, v in ALL_PI_FEATURES.items() if k != "toolEvents"}  # a client that wants no events
+    async with FakeEditor(root, env=_env(), experimental_pi=quiet) as editor, \
+            FakeEditor(root, env=_env()) as loud_editor, \
+            FakeEditor(root, env=_env(), server_command=floor_cmd) as echo:
+        for client in (editor, loud_editor):
+            for i in range(20):
+                client.open(f"other{i}.py")
+            client.open("small.py")
+            result = await client.request("pi/executeToolCall", read)
+            assert client.result_text(result) == SMALL_FILE, result
 
         async def pi_read() -> None:
             await editor.request("pi/executeToolCall", read)
 
+        async def loud_read() -> None:
+            await loud_editor.request("pi/executeToolCall", read)
+
         async def bare_echo() -> None:
             await echo.request("bench/echo", read)
 
-        warm_ours, warm_floor = _Side(""), _Side("")
-        await _time_block(warm_ours, editor.process.pid, pi_read, 50)
-        await _time_block(warm_floor, echo.process.pid, bare_echo, 50)
+        blocks = [(ours, editor, pi_read), (floor, echo, bare_echo), (loud, loud_editor, loud_read)]
+        for _, client, call in blocks:
+            await _time_block(_Side(""), client.process.pid, call, 50)  # warm up
         for _ in range(reps):
-            await _time_block(ours, editor.process.pid, pi_read, calls)
-            await _time_block(floor, echo.process.pid, bare_echo, calls)
+            for side, client, call in blocks:
+                await _time_block(side, client.process.pid, call, calls)
         events = len(editor.events)
-    _report(f"daemon small read, per call (sequential, {reps} x {calls} calls each; {events} pi/event sent)",
-            ours, floor, 1.5)
+    _report(f"daemon small read, per call (sequential, {reps} x {calls} calls each; {events} pi/event sent "
+            "without toolEvents)", ours, floor, 1.5, [loud])
 
 
 # -- exec -------------------------------------------------------------------------------------

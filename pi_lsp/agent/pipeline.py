@@ -7,7 +7,8 @@ Per call (Pi's ``prepareToolCall`` + ``executePreparedToolCall``, pi-behaviour.m
 2. ``prepare_arguments`` (edit's legacy shim);
 3. coercion and validation (:mod:`pi_lsp.agent.validation`), Pi's ``Validation failed ...`` text;
 4. before hooks (:mod:`pi_lsp.agent.hooks`), then the abort check (``Operation aborted``);
-5. ``execute`` in its own task with a :class:`ToolContext`; an abort cancels that task: a tool that
+5. ``execute`` with a :class:`ToolContext`, in its own task from its first wait on
+   (:mod:`pi_lsp.agent.eager`: a call that never waits needs no task); an abort cancels that task: a tool that
    turns the cancellation into a ``ToolError`` gives that message, otherwise ``Operation aborted``;
    a ``ToolError`` is the error text; any other exception is logged with its traceback and becomes
    ``"{ClassName}: {message}"``;
@@ -36,6 +37,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pi_lsp.agent import events
+from pi_lsp.agent.eager import eager_future
 from pi_lsp.agent.hooks import (
     BLOCKED_MESSAGE,
     AfterToolCall,
@@ -152,8 +154,10 @@ class ToolPipeline:
         if signal is not None:
             unlink = signal.on_abort(lambda: batch_signal.abort(signal.reason))
         run = _BatchRun(self, calls, batch_signal, session_id, emit)
-        work = asyncio.ensure_future(run.run(stop_reason))
+        work = eager_future(run.run(stop_reason))  # a small call is often done here, without a task
         try:
+            if work.done():
+                return work.result()
             while True:
                 try:
                     return await asyncio.shield(work)
@@ -315,12 +319,13 @@ class _BatchRun:
 
         Returns ``(True, value)`` or ``(False, None)`` when aborted; re-raises its exception.
         """
-        task = asyncio.ensure_future(awaitable)
-        remove = self.signal.on_abort(_canceller(task))
-        try:
-            await asyncio.wait({task})
-        finally:
-            remove()
+        task = eager_future(awaitable)  # type: ignore[arg-type]
+        if not task.done():
+            remove = self.signal.on_abort(_canceller(task))
+            try:
+                await asyncio.wait({task})
+            finally:
+                remove()
         if task.cancelled():
             return False, None
         return True, task.result()
@@ -337,12 +342,15 @@ class _BatchRun:
         context = ToolContext(
             tool_call_id=call.id, signal=self.signal, on_update=on_update, session_id=self.session_id
         )
-        task = asyncio.ensure_future(_run_tool(tool, args, context))
-        remove = self.signal.on_abort(_canceller(task))  # abort = cancel the tool's task
+        task = eager_future(_run_tool(tool, args, context))  # done at once when it never waits
         try:
-            await asyncio.wait({task})
+            if not task.done():
+                remove = self.signal.on_abort(_canceller(task))  # abort = cancel the tool's task
+                try:
+                    await asyncio.wait({task})
+                finally:
+                    remove()
         finally:
-            remove()
             settled = True
         result, is_error = self.outcome(call, task)
         result, is_error = await self.after_hooks(call, tool, args, result, is_error)

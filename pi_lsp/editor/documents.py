@@ -238,6 +238,8 @@ class DocumentStore:
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
         self._waiters: set[Waiter] = set()
+        self._by_real: dict[Path, Document] | None = None
+        """Real path -> the document :meth:`get` answers; rebuilt after an open or a close."""
 
     def did_open(self, uri: str, text: str, version: int | None) -> Document:
         """Record ``textDocument/didOpen`` (replaces an earlier open of the same URI).
@@ -251,6 +253,7 @@ class DocumentStore:
         if real_path is not None:
             self._load_disk_state(document)
         self._docs[uri] = document
+        self._by_real = None
         if real_path is not None:  # a reopen is a change too: Neovim reloads as didClose + didOpen
             for waiter in list(self._waiters):
                 if waiter.real_path == real_path:
@@ -289,6 +292,7 @@ class DocumentStore:
 
     def did_close(self, uri: str) -> Document | None:
         """Forget the document (``textDocument/didClose``); return it, or ``None`` if unknown."""
+        self._by_real = None
         return self._docs.pop(uri, None)
 
     def document_state(self, uri: str, version: int | None, dirty: bool) -> Document | None:
@@ -305,12 +309,12 @@ class DocumentStore:
 
         When several URIs name the file, the most recently opened one wins.
         """
-        real = Path(os.path.realpath(path))
-        found = None
-        for document in self._docs.values():
-            if document.real_path == real:
-                found = document
-        return found
+        index = self._by_real
+        if index is None:  # the last one in opening order wins, as the scan it replaces
+            index = self._by_real = {d.real_path: d for d in self._docs.values() if d.real_path is not None}
+        if not index:
+            return None
+        return index.get(Path(os.path.realpath(path)))
 
     def by_uri(self, uri: str) -> Document | None:
         """The document of ``uri`` exactly as the client sent it, or ``None``."""

@@ -124,11 +124,12 @@ class EditorFileAccess:
         bom = b"\xef\xbb\xbf" if document.has_bom else b""
         data = bom + document.text.encode("utf-8", "surrogatepass")
         notices = (UNSAVED_NOTICE,) if document.dirty else ()
+        real_path = document.real_path or Path(os.path.realpath(path))  # store.get matched it by real path
         if remember:
-            self._seen[(ctx.session_id if ctx else "external", Path(os.path.realpath(path)))] = document.version
+            self._seen[(ctx.session_id if ctx else "external", real_path)] = document.version
         return FileSnapshot(
             path=path,
-            real_path=Path(os.path.realpath(path)),
+            real_path=real_path,
             data=data,
             source="buffer",
             version=document.version,

@@ -73,7 +73,8 @@ class RawServer:
 
     def initialize(self, root: Path) -> dict[str, Any]:
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "processId": None, "rootUri": root.as_uri(), "capabilities": {},
+            # toolEvents: the wire tests also check what the tool events of a call carry
+            "processId": None, "rootUri": root.as_uri(), "capabilities": {"experimental": {"pi": {"toolEvents": True}}},
         }})
         reply = self.receive()
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})

@@ -65,18 +65,26 @@ _COMPARE_BLOCK = 1 << 16
 
 def pending_writes_dir() -> Path:
     """The folder of in-place write records (see the module docstring); not created here."""
+    return Path(_pending_writes_dir_name())
+
+
+def _pending_writes_dir_name() -> str:
     override = os.environ.get(STATE_DIR_ENV)
     if override:
-        return Path(override) / "pending-writes"
+        return os.path.join(override, "pending-writes")
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "pi-lsp" / "pending-writes"
+    return os.path.join(state, "pi-lsp", "pending-writes")
 
 
 def fallback_pending_writes_dir() -> Path:
     """Where records go when :func:`pending_writes_dir` cannot be created: the system temp
     directory, one folder per user."""
+    return Path(_fallback_dir_name())
+
+
+def _fallback_dir_name() -> str:
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"pi-lsp.pending-writes.{uid}"
+    return os.path.join(tempfile.gettempdir(), f"pi-lsp.pending-writes.{uid}")
 
 
 def _record_dirs() -> list[Path]:
@@ -104,8 +112,9 @@ def _writable_record_dir() -> Path:
 
 
 def pending_writes_waiting() -> bool:
-    """True when a records folder holds anything (a cheap check before recovering)."""
-    for folder in _record_dirs():
+    """True when a records folder holds anything (a cheap check before recovering: it runs before
+    every disk read, so it builds no ``Path`` objects)."""
+    for folder in (_pending_writes_dir_name(), _fallback_dir_name()):
         try:
             if os.listdir(folder):
                 return True
