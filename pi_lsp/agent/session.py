@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pi_lsp.agent.loop import LoopConfig, RunResult, run_agent
+from pi_lsp.agent.session_errors import SessionBusy, SessionIdle
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.llm.types import Message, UserMessage
 
@@ -29,12 +30,6 @@ BUSY_MESSAGE = (
 IDLE_MESSAGE = "No run is active in session {id}: send the text with pi/prompt instead."
 
 
-class SessionBusy(Exception):
-    """A prompt arrived while a run is active; ``str(exc)`` is the message for the client."""
-
-
-class SessionIdle(Exception):
-    """A steering or follow-up message arrived while no run is active; ``str(exc)`` says so."""
 
 
 def new_session_id() -> str:

@@ -35,18 +35,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_lsp.agent.compaction import CompactionSettings
-from pi_lsp.agent.loop import LoopConfig
-from pi_lsp.agent.session import AgentSession, SessionBusy, SessionIdle
-from pi_lsp.agent.system_prompt import ContextFile, build_system_prompt, prompt_tool
+from typing import TYPE_CHECKING
+
+from pi_lsp.agent.session_errors import SessionBusy, SessionIdle
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.daemon.event_relay import EventRelay
-from pi_lsp.llm.context_windows import default_context_window
-from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
-from pi_lsp.daemon.event_relay import EventRelay
-from pi_lsp.llm.context_windows import default_context_window
-from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
-from pi_lsp.llm.types import to_wire
 from pi_lsp.daemon.session_journal import (
     SessionJournal,
     interrupted_results,
@@ -54,8 +47,14 @@ from pi_lsp.daemon.session_journal import (
     load_messages,
     valid_session_id,
 )
-from pi_lsp.daemon.settings import Settings
-from pi_lsp.daemon.tool_host import ToolHost
+
+if TYPE_CHECKING:  # the agent loop, compaction and provider code load with the first prompt (issue 21)
+    from pi_lsp.agent.compaction import CompactionSettings
+    from pi_lsp.agent.session import AgentSession
+    from pi_lsp.agent.system_prompt import ContextFile
+    from pi_lsp.daemon.settings import Settings
+    from pi_lsp.daemon.tool_host import ToolHost
+    from pi_lsp.llm.provider import ProviderSettings
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +69,8 @@ def provider_settings(settings: Settings) -> ProviderSettings:
     """The provider's settings from the daemon's ``pi`` settings (unset values keep the
     provider's defaults; with ``pi.provider`` ``anthropic`` an unset ``baseUrl`` is Anthropic's
     API and, for it, an unset ``apiKeyEnv`` is ``ANTHROPIC_API_KEY``)."""
+    from pi_lsp.llm.provider import ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL, ProviderSettings
+
     values: dict[str, Any] = {
         "max_retries": settings.max_retries,
         "backoff_initial_seconds": settings.backoff_initial_seconds,
@@ -106,6 +107,9 @@ def make_provider(settings: Settings) -> Any:
 def compaction_settings(settings: Settings) -> CompactionSettings:
     """The loop's compaction settings from ``pi.contextWindow`` (or the model's known default)
     and ``pi.compaction``."""
+    from pi_lsp.agent.compaction import CompactionSettings
+    from pi_lsp.llm.context_windows import default_context_window
+
     return CompactionSettings(
         context_window=settings.context_window or default_context_window(settings.model),
         reserve_tokens=settings.compaction.reserve_tokens,
@@ -117,6 +121,8 @@ def compaction_settings(settings: Settings) -> CompactionSettings:
 def missing_model_settings(settings: Settings) -> str | None:
     """Why no model can be called (``pi.model`` not set, or ``pi.baseUrl`` not set for the
     ``openai`` provider; README settings table), or ``None`` when the model can be called."""
+    from pi_lsp.llm.provider import ANTHROPIC_BASE_URL
+
     base_url = settings.base_url or (ANTHROPIC_BASE_URL if settings.provider == "anthropic" else None)
     missing = [name for name, value in (("pi.baseUrl", base_url), ("pi.model", settings.model)) if not value]
     if not missing:
@@ -130,6 +136,8 @@ def missing_model_settings(settings: Settings) -> str | None:
 
 def context_files(cwd: Path) -> list[ContextFile]:
     """``AGENTS.md`` of ``cwd`` as a context file, if it exists and is readable text."""
+    from pi_lsp.agent.system_prompt import ContextFile
+
     path = cwd / CONTEXT_FILE
     try:
         with path.open("rb") as handle:
@@ -161,6 +169,8 @@ class AgentSessions:
 
         Raises ``ValueError`` for an id that is not ``[A-Za-z0-9_-]{1,128}``.
         """
+        from pi_lsp.agent.session import AgentSession
+
         if session_id is None:
             session = AgentSession()
         elif session_id in self.sessions:
@@ -197,6 +207,10 @@ class AgentSessions:
         ``session_id``. Provider and tool failures end the run (``stopReason`` ``error``), they do
         not raise.
         """
+        from pi_lsp.agent.loop import LoopConfig
+        from pi_lsp.agent.system_prompt import build_system_prompt, prompt_tool
+        from pi_lsp.llm.types import to_wire
+
         if self.active is not None:
             raise SessionBusy(
                 f"The agent is already processing a prompt (session {self.active.id}). "

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from pi_lsp.agent.session import SessionBusy
+from pi_lsp.agent.session_errors import SessionBusy
 from pi_lsp.agent.tool import ToolError
 from pi_lsp.daemon import rpc
 from pi_lsp.changes.revert import revert

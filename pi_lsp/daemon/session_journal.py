@@ -36,7 +36,6 @@ from typing import Any
 import platformdirs
 from pydantic import TypeAdapter, ValidationError
 
-from pi_lsp.agent.compaction import summary_message
 from pi_lsp.llm.types import AssistantMessage, Message, TextContent, ToolResultMessage, now_ms
 
 logger = logging.getLogger(__name__)
@@ -145,6 +144,8 @@ def load_messages(session_id: str, folder: Path | None = None) -> list[Message] 
             elif isinstance(data, dict) and data.get("type") == "compaction" and isinstance(data.get("summary"), str):
                 kept = int(data.get("keptMessages") or 0)
                 tail = messages[len(messages) - kept :] if 0 < kept <= len(messages) else []
+                from pi_lsp.agent.compaction import summary_message  # with the first resume, not at start
+
                 messages = [summary_message(data["summary"], data.get("timestamp")), *tail]
         except (ValueError, KeyError, ValidationError) as exc:
             logger.warning("%s:%d: skipped a bad journal line (%s)", path, number, exc)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
-from pi_lsp.agent.session import SessionBusy, SessionIdle
+from pi_lsp.agent.session_errors import SessionBusy, SessionIdle
 from pi_lsp.daemon import rpc
 
 if TYPE_CHECKING:

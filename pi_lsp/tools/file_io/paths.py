@@ -10,6 +10,7 @@ policy layer decides about those).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
@@ -110,14 +111,23 @@ def resolve_to_cwd(path: str, cwd: Path) -> Path:
     (``The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received
     '/cwd/a\\x00b'``) for a path holding a NUL byte, which no file name can contain.
     """
-    expanded = expand_path(path)
-    if os.path.isabs(expanded):
-        resolved = _normalise(expanded)
-    else:
-        resolved = _normalise(os.path.join(os.fspath(cwd), expanded))
+    cwd_text = os.fspath(cwd)
+    # every call resolves its path twice (the policy, then the tool): without "~" (the home
+    # directory, which the environment may change) the text is a pure function of its inputs
+    resolved = _resolved_text(path, cwd_text) if "~" not in path else _resolve_text(path, cwd_text)
     if "\x00" in resolved:
         raise NulInPathError(resolved)
     return Path(resolved)
+
+
+def _resolve_text(path: str, cwd: str) -> str:
+    expanded = expand_path(path)
+    if os.path.isabs(expanded):
+        return _normalise(expanded)
+    return _normalise(os.path.join(cwd, expanded))
+
+
+_resolved_text = functools.lru_cache(maxsize=512)(_resolve_text)
 
 
 def _read_path_variants(resolved: str) -> list[str]:

@@ -31,8 +31,6 @@ and the scans; elsewhere they degrade to registered groups alone.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import functools
 import logging
 import os
@@ -44,6 +42,10 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +62,21 @@ _PROC = Path("/proc")
 
 @functools.lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL | None:
+    """The C library, for ``prctl``; ``None`` off Linux or when it cannot be loaded.
+
+    glibc's soname is tried first: ``ctypes.util.find_library`` runs ``ldconfig -p`` in a
+    subprocess, which the daemon would pay before its first reply (issue 21); it is the fallback
+    (musl and the like)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        pass
+    import ctypes.util
+
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     except OSError:
@@ -74,6 +89,8 @@ def is_child_subreaper() -> bool:
     libc = _libc()
     if libc is None:
         return False
+    import ctypes
+
     flag = ctypes.c_int(0)
     try:
         result = libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
@@ -93,6 +110,8 @@ def become_child_subreaper() -> bool:
     libc = _libc()
     if libc is None:
         return False
+    import ctypes
+
     try:
         result = libc.prctl(PR_SET_CHILD_SUBREAPER, ctypes.c_ulong(1), 0, 0, 0)
     except AttributeError:
