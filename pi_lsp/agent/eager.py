@@ -15,6 +15,7 @@ caller's task and context (``asyncio.current_task()`` there is the caller's), an
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 from collections.abc import Coroutine, Generator
 from typing import Any, TypeVar
 
@@ -47,33 +48,43 @@ def eager_future(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
         failed: asyncio.Future[T] = loop.create_future()
         failed.set_exception(exc)
         return failed
-    return asyncio.ensure_future(_carry_on(coro, yielded))
+    return asyncio.ensure_future(_Continuation(coro, yielded))
 
 
-async def _carry_on(coro: Coroutine[Any, Any, T], yielded: Any) -> T:
-    return await _Resume(coro, yielded)
-
-
-class _Resume:
-    """An awaitable that hands the task what ``coro`` waits for and feeds back what the task sends
-    or throws, until ``coro`` returns (a coroutine driven by hand, from its second step on)."""
+class _Continuation(collections.abc.Coroutine):  # type: ignore[type-arg]
+    """``coro`` after its first step, as a coroutine a task can drive: its first ``send`` hands
+    the task what ``coro`` waits for; everything else (sends, throws, close) goes to ``coro``. A
+    cancellation before the task's first step reaches ``coro`` too, which has already started."""
 
     def __init__(self, coro: Coroutine[Any, Any, Any], yielded: Any) -> None:
         self._coro = coro
-        self._yielded = yielded
+        self._first: tuple[Any] | None = (yielded,)
+
+    def send(self, value: Any) -> Any:
+        if self._first is not None:
+            (yielded,), self._first = self._first, None
+            return yielded
+        return self._coro.send(value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self._first = None
+        if val is None and tb is None:
+            return self._coro.throw(typ)
+        return self._coro.throw(typ, val, tb)
+
+    def close(self) -> None:
+        self._first = None
+        self._coro.close()
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        coro, yielded = self._coro, self._yielded
-        while True:
-            try:
-                sent = yield yielded
-            except BaseException as exc:  # cancellation and the like go to the coroutine
+        try:
+            yielded = self.send(None)
+            while True:
                 try:
-                    yielded = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-                continue
-            try:
-                yielded = coro.send(sent)
-            except StopIteration as stop:
-                return stop.value
+                    sent = yield yielded
+                except BaseException as exc:  # noqa: BLE001 - handed on, as a coroutine would
+                    yielded = self.throw(exc)
+                else:
+                    yielded = self.send(sent)
+        except StopIteration as stop:
+            return stop.value

@@ -74,3 +74,20 @@ async def test_an_exception_after_a_wait_is_the_task_s() -> None:
 
     with pytest.raises(KeyError):
         await eager_future(late())
+
+
+async def test_a_cancel_before_the_task_s_first_step_still_reaches_the_started_coroutine() -> None:
+    cleaned: list[str] = []
+
+    async def sleeps() -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cleaned.append("handled")
+            await asyncio.sleep(0)
+            return "partial"
+        return "done"
+
+    future = eager_future(sleeps())
+    future.cancel()  # the task has not run a step yet; the coroutine has
+    assert await future == "partial" and cleaned == ["handled"]
