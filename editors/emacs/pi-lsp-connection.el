@@ -172,7 +172,8 @@ filter it would leave the rest of the received output unread until more arrives.
         :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
         :window (list :showMessage (list :messageActionItem (list :additionalPropertiesSupport :json-false)))
         :experimental (list :pi (append (list :saveDocuments t :reloadDocuments t :editClosedFiles t
-                                              :documentState t :approvals t :review t)
+                                              :documentState t :approvals t :review t
+                                              :toolEvents t)
                                         (apply #'append (mapcar #'funcall pi-lsp-client-capabilities-functions))))))
 
 (defun pi-lsp--initialize-params (root)

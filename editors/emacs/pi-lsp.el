@@ -26,7 +26,7 @@
 ;;   reject hunk by hunk before it lands (pi-lsp-review.el).
 ;;
 ;; Advertised under `experimental.pi': saveDocuments, reloadDocuments, editClosedFiles,
-;; documentState, approvals, review; positionEncoding utf-32 is preferred (Emacs counts code points).
+;; documentState, approvals, review, toolEvents; positionEncoding utf-32 is preferred (Emacs counts code points).
 
 ;;; Code:
 

@@ -15,7 +15,9 @@
 import * as fs from 'fs';
 import * as vscode from 'vscode';
 
-export const PI_CAPABILITIES = { saveDocuments: true, reloadDocuments: true, editClosedFiles: true, documentState: true, approvals: true };
+export const PI_CAPABILITIES = { saveDocuments: true, reloadDocuments: true, editClosedFiles: true, documentState: true, approvals: true,
+  // pi/event for the client's own pi/executeToolCall(s) too: the Pi view shows them
+  toolEvents: true };
 
 export interface SaveReply { saved: string[]; skipped: { uri: string; reason: string }[] }
 export interface ReloadReply { reloaded: string[]; skipped: { uri: string; reason: string }[] }

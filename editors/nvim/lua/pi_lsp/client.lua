@@ -25,6 +25,7 @@ M.PI_FEATURES = {
   documentState = true,
   approvals = true,
   review = true, -- pi/reviewEdit: pi_lsp.review
+  toolEvents = true, -- pi/event for our own pi/executeToolCall(s) too: the transcript shows them
 }
 
 local function is_dir(path)
