@@ -1,6 +1,6 @@
 """Which workspace paths changed since a full snapshot, from Linux inotify (issue 18, bench).
 
-The bash snapshot before a command would otherwise stat every file of the workspace (0.5 s on
+The bash snapshots before and after a command would otherwise stat every file of the workspace (0.5 s on
 30,000 files, 100x a bare ``bash -c true``). :class:`DirWatch` watches every folder a full stat walk
 visits (the watch is added *before* the folder is listed, so a change after its entry was read is
 reported), and :meth:`DirWatch.drain` says which paths changed since: the next snapshot re-reads
@@ -10,8 +10,9 @@ or out, or a watch could not be added (``max_user_watches``).
 
 Linux only (``inotify_init1`` through ``ctypes``); elsewhere :meth:`DirWatch.create` returns ``None``
 and every snapshot is a full walk. inotify does not see writes through a shared ``mmap`` or on a
-network file system by another machine; the snapshot *after* a command is therefore always a full
-walk, so nothing a command did is missed.
+network file system by another machine; so after each command a full walk in the background
+confirms the snapshot (:meth:`pi_lsp.changes.workspace_scan.WorkspaceScanner.confirm`) and finds
+what the events missed.
 """
 
 from __future__ import annotations

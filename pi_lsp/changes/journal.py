@@ -22,12 +22,14 @@ from __future__ import annotations
 import bisect
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_lsp.changes.blobs import BlobStore
+from pi_lsp.changes.pending import PendingRecords
 
 logger = logging.getLogger(__name__)
 
@@ -81,17 +83,21 @@ class ChangeJournal:
         self.directory = directory
         self.blobs = blobs
         self._sessions: dict[str, _Session] = {}
+        self.pending = PendingRecords()
+        """Records still being computed (bash confirmation walks): readers await :meth:`PendingRecords.settled`."""
+        self._lock = threading.RLock()  # a confirmation walk records from its thread
 
     def _file(self, session_id: str) -> Path:
         return self.directory / f"{session_id}.jsonl"
 
     def _session(self, session_id: str) -> _Session:
-        state = self._sessions.get(session_id)
-        if state is None:
-            state = _Session(changes=[], kept=set(), reverted=set())
-            self._load(session_id, state)
-            self._sessions[session_id] = state
-        return state
+        with self._lock:
+            state = self._sessions.get(session_id)
+            if state is None:
+                state = _Session(changes=[], kept=set(), reverted=set())
+                self._load(session_id, state)
+                self._sessions[session_id] = state
+            return state
 
     def _load(self, session_id: str, state: _Session) -> None:
         try:
@@ -157,24 +163,26 @@ class ChangeJournal:
 
     def record(
         self, session_id: str, tool_call_id: str, tool_name: str, path: Path,
-        before: str | None, after: str | None,
+        before: str | None, after: str | None, turn: int | None = None,
     ) -> FileChange | None:
-        """Record one mutation (digests from :meth:`digest`); ``None`` when nothing changed."""
+        """Record one mutation (digests from :meth:`digest`) in ``turn`` (default: the current
+        one); ``None`` when nothing changed. Thread-safe."""
         if before == after and before != UNRESTORABLE:
             return None
-        state = self._session(session_id)
-        assert state.changes is not None
-        change = FileChange(
-            seq=len(state.changes) + 1, turn=state.turn, tool_call_id=tool_call_id, tool_name=tool_name,
-            path=str(path), before=before, after=after, timestamp=int(time.time() * 1000),
-        )
-        state.changes.append(change)
-        self._append(session_id, {
-            "type": "change", "seq": change.seq, "turn": change.turn, "toolCallId": tool_call_id,
-            "toolName": tool_name, "path": change.path, "before": before, "after": after,
-            "timestamp": change.timestamp,
-        })
-        return change
+        with self._lock:
+            state = self._session(session_id)
+            assert state.changes is not None
+            change = FileChange(
+                seq=len(state.changes) + 1, turn=state.turn if turn is None else turn, tool_call_id=tool_call_id,
+                tool_name=tool_name, path=str(path), before=before, after=after, timestamp=int(time.time() * 1000),
+            )
+            state.changes.append(change)
+            self._append(session_id, {
+                "type": "change", "seq": change.seq, "turn": change.turn, "toolCallId": tool_call_id,
+                "toolName": tool_name, "path": change.path, "before": before, "after": after,
+                "timestamp": change.timestamp,
+            })
+            return change
 
     def mark(self, session_id: str, kind: str, hunks: list[str], files: list[str] | None = None) -> None:
         """Record hunks ``kind`` = ``"kept"`` or ``"reverted"`` (and, for a revert, whole files)."""

@@ -51,7 +51,9 @@ async def current_contents(files: FileAccess, targets: list[str]) -> dict[str, t
 
 
 async def change_set(journal: ChangeJournal, files: FileAccess, session_id: str, turn: Turns) -> list[FileChangeSet]:
-    """The change set of a session (or one turn) against the files' current contents."""
+    """The change set of a session (or one turn) against the files' current contents (after the
+    session's pending bash confirmation walks, :mod:`.pending`)."""
+    await journal.pending.settled(session_id)
     now = await current_contents(files, paths(journal, session_id, turn))
     return build(journal, session_id, turn, {p: data for p, (data, _) in now.items()})
 
@@ -67,6 +69,7 @@ async def revert(
 ) -> RevertReport:
     """Revert what ``session_id`` changed: the hunks ``hunk_ids``, the files ``file_paths``, turn
     ``turn``, or (none given) everything still as the agent left it. See the module docstring."""
+    await journal.pending.settled(session_id)
     now = await current_contents(files, paths(journal, session_id, turn))
     entries = build(journal, session_id, turn, {p: data for p, (data, _) in now.items()})
     report = RevertReport()

@@ -61,6 +61,7 @@ async def change_actions(
     ``path`` (as the document names it, or its real path) in ``session_id``'s change set (see the
     module docstring)."""
     actions: list[tuple[str, str, dict[str, Any]]] = []
+    await journal.pending.settled(session_id)  # bash confirmation walks still recording
     changes = journal.changes(session_id)
     names = {str(path), os.path.realpath(path)} if path is not None else set()
     changed = next((change.path for change in changes if change.path in names), None)

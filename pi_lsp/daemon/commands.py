@@ -198,6 +198,7 @@ class PlainCommands:
         its changes are still coming)."""
         host = self._daemon.require_host()
         document = host.store.by_uri(uri)
+        await host.changes.pending.settled()  # bash confirmation walks still recording
         session_id = latest_changed_session(host.changes, self._daemon.agents.sessions)
         if self.running or session_id is None:
             return []

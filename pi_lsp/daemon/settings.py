@@ -72,6 +72,9 @@ class ChangesSection(_Section):
     blob_grace_minutes: float = Field(60.0, ge=0)
     """Blobs no journal references are collected (at start, and when the budget is reached)
     only once they are this old (:mod:`pi_lsp.changes.blob_gc`)."""
+    confirm_timeout_seconds: float = Field(30.0, gt=0)
+    """The longest a reader of the journal (``pi/changes``, a revert, the next ``bash``, shutdown)
+    waits for the confirmation walk after a ``bash`` call (:mod:`pi_lsp.changes.pending`)."""
 
 
 class LanguageServerSection(_Section):

@@ -17,13 +17,14 @@ from typing import Any
 
 from pi_lsp.agent.events import EventSink
 from pi_lsp.agent.pipeline import ToolPipeline
+from pi_lsp.changes.bash_changes import BashChangesHook
 from pi_lsp.changes.blob_gc import BlobCollector
 from pi_lsp.changes.blobs import BlobStore
 from pi_lsp.changes.git_index import GitIndex
 from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.changes.journaling_files import JournalingFileAccess
 from pi_lsp.changes.review_before import EditReviewer, ReviewingFileAccess
-from pi_lsp.changes.workspace_scan import BashChangesHook, WorkspaceScanner
+from pi_lsp.changes.workspace_scan import WorkspaceScanner
 from pi_lsp.daemon.session_journal import sessions_dir
 from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
@@ -136,6 +137,7 @@ class ToolHost:
         self.env.settings.bash_timeout_seconds = settings.bash.timeout_seconds
         self.changes.blobs.max_file_bytes = settings.changes.max_file_bytes
         self.changes.blobs.max_total_bytes = settings.changes.max_total_bytes
+        self.changes.pending.timeout_seconds = settings.changes.confirm_timeout_seconds
         self.git_index.timeout = settings.changes.git_timeout_seconds
         self.blob_collector.grace_seconds = settings.changes.blob_grace_minutes * 60
         if settings.active_tools is not None:
@@ -158,6 +160,7 @@ class ToolHost:
             return
         self._closed = True
         self.blob_collector.close()
+        await self.changes.pending.settled()  # bash confirmation walks still to record (bounded)
         self.scanner.close()
         try:
             await self.processes.end_all(include_children=True)
@@ -171,6 +174,7 @@ class ToolHost:
             return
         self._closed = True
         self.blob_collector.close()
+        self.changes.pending.settled_blocking()
         self.scanner.close()
         try:
             self.processes.end_all_blocking(include_children=True)
