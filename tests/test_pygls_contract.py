@@ -15,7 +15,6 @@ import inspect
 from typing import Any
 
 import pytest
-from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 

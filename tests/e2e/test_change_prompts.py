@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
