@@ -11,7 +11,7 @@
 ;;
 ;;   a  accept      r  reject      R  reject with a reason (read in the minibuffer)
 ;;   A  accept all  X  reject all  n / p  next / previous hunk
-;;   C-c C-c  send now (undecided hunks are rejected)       q  reject the rest and send
+;;   C-c C-c  send now (asks first if a hunk is undecided)       q  reject the rest and send
 ;;
 ;; The decisions go out once every hunk has one.  The handler answers later (a
 ;; `pi-lsp-deferred'), so Emacs stays usable while the review is open.  `pi/reviewWithdrawn'
@@ -160,9 +160,16 @@
   (pi-lsp--review-goto (max 0 (1- (cdr (pi-lsp--review-at-point))))))
 
 (defun pi-lsp-review-send ()
-  "Send the decisions now; undecided hunks are rejected."
+  "Send the decisions now; asks first when a hunk is undecided (it would be rejected)."
   (interactive)
-  (pi-lsp--review-finish (car (pi-lsp--review-at-point))))
+  (let* ((review (car (pi-lsp--review-at-point)))
+         (decisions (pi-lsp--review-decisions review))
+         (undecided (cl-count-if-not (lambda (h) (gethash (plist-get h :id) decisions))
+                                     (pi-lsp--review-hunks review))))
+    (when (or (zerop undecided)
+              (y-or-n-p (format "%d undecided hunk%s will be rejected; send? " undecided
+                                (if (= undecided 1) "" "s"))))
+      (pi-lsp--review-finish review))))
 
 (defun pi-lsp--review-close (review)
   "Forget REVIEW and kill its buffer."

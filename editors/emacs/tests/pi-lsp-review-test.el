@@ -68,6 +68,13 @@
     (t-check "added lines look added" (memq 'diff-added (ensure-list (t-face-at review "+ONE"))) (t-face-at review "+ONE"))
     (t-check "removed lines look removed" (memq 'diff-removed (ensure-list (t-face-at review "-five"))) (t-face-at review "-five"))
     (set-buffer review)
+    (let (asked)
+      (cl-letf (((symbol-function 'y-or-n-p) (lambda (prompt) (setq asked prompt) nil)))
+        (t-press "C-c C-c"))
+      (t-check "C-c C-c with undecided hunks asks first; answered no, nothing is sent"
+               (and (equal asked "2 undecided hunks will be rejected; send? ") (buffer-live-p review))
+               asked))
+    (set-buffer review)
     (goto-char (point-min))
     (search-forward "hunk 1/2")
     (t-press "a")

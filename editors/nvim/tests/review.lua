@@ -20,8 +20,9 @@ H.run(function()
     handled = review
     table.insert(seen, { lines = api.nvim_buf_get_lines(review.buf, 0, -1, false), review = review })
     step = step + 1
-    if step == 1 then -- the first hunk, then the second with a reason, as two separate keystrokes
-      api.nvim_input('a')
+    if step == 1 then -- a stray <CR> (meant for an earlier review) sends nothing while hunks are
+      -- undecided; then the first hunk, then the second with a reason, as two separate keystrokes
+      api.nvim_input('<CR>a')
       vim.defer_fn(function()
         table.insert(seen[1], api.nvim_buf_is_valid(review.buf) and api.nvim_buf_get_lines(review.buf, 0, -1, false) or {})
         api.nvim_input('Rkeep bye<CR>')

@@ -10,7 +10,8 @@
 --- Keys act on the hunk under the cursor (the highlighted one): `a` accept, `r` reject, `R` reject
 --- with a reason (typed on the float's last line, `<CR>` confirms, `<Esc>` cancels), `j`/`k` (or
 --- `n`/`p`) move; `A` accept all, `X` reject all. The decisions go to the server once every hunk
---- has one, or on `<CR>`; `q`/`<Esc>` sends them with every undecided hunk rejected.
+--- has one (`<CR>` sends nothing while a hunk is undecided); `q`/`<Esc>` sends them with every
+--- undecided hunk rejected.
 ---
 --- Like the approval prompt (`pi_lsp.approvals`) it is modal: the handler waits in `vim.wait` and
 --- reads keys with `getchar(0)`, since Neovim 0.7 needs the answer before the handler returns.
@@ -65,7 +66,7 @@ local function render(review)
   end
   local count = #review.hunks
   add(string.format(' pi-lsp review · %s %s · %d hunk%s', review.tool, review.path, count, count == 1 and '' or 's'), 'Title')
-  add(' a accept · r reject · R reject with a reason · A accept all · X reject all · j/k move · <CR> send · q reject the rest', 'Comment')
+  add(' a accept · r reject · R reject with a reason · A accept all · X reject all · j/k move · q reject the rest', 'Comment')
   review.rows = {}
   for i, hunk in ipairs(review.hunks) do
     add('')
@@ -201,7 +202,16 @@ local function on_key(review, code)
   if review.reason then
     return on_reason_key(review, code)
   end
-  if code == ESC or code == CTRL_C or code == CR then
+  if code == CR then
+    if all_decided(review) then
+      return true
+    end
+    -- never a silent reject: a <CR> meant for the previous review (its last decision sent it)
+    -- must not throw this one away; q/<Esc> reject the rest on purpose
+    api.nvim_echo({ { 'pi: decide each hunk (a/r, A/X for all) or q to reject the rest', 'WarningMsg' } }, false, {})
+    return false
+  end
+  if code == ESC or code == CTRL_C then
     return true
   end
   local key = key_of(code)
