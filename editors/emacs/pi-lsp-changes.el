@@ -63,7 +63,7 @@
     (dolist (key '("K" "A" "R" [remap undo]))
       (define-key map (if (stringp key) (kbd key) key) #'undefined))
     map)
-  "Keys of `*pi-lsp changes*': k keep, u revert hunk, U revert file, T revert turn, RET visit,
+  "Keys of `*pi-lsp changes*': k keep, u revert hunk, U revert file, T revert prompt, RET visit,
 g refresh; n/p and N/P move between hunks and files.")
 
 (define-derived-mode pi-lsp-changes-mode diff-mode "pi-changes"
@@ -152,7 +152,7 @@ g refresh; n/p and N/P move between hunks and files.")
                     (if pi-lsp-changes--turn (format ", turn %s" pi-lsp-changes--turn) "")
                     (if (and (null pi-lsp-changes--turn) pi-lsp-changes--current-turn)
                         (format " (turns up to %s)" pi-lsp-changes--current-turn) ""))
-            "k keep  u revert hunk  U revert file  T revert turn  RET visit  g refresh\n")
+            "k keep  u revert hunk  U revert file  T revert prompt  RET visit  g refresh\n")
     (dolist (report-line pi-lsp-changes--report)
       (insert report-line "\n"))
     (insert "\n")

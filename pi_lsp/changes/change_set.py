@@ -198,7 +198,10 @@ def build(journal: ChangeJournal, session_id: str, turn: Turns, current: dict[st
             else:
                 locate(split_lines(after_text), split_lines(now_text), entry.hunks)
         elif state == "modified":
-            entry.binary = True
+            # binary only when kept bytes are not text; contents not kept (too large) are unknown
+            entry.binary = (before_bytes is not None and before_text is None) or (
+                after_bytes is not None and after_text is None
+            )
         for hunk in entry.hunks:
             # a reverted hunk whose lines are back as the agent left them (the user undid the
             # revert in the editor) is applied again, so it can be reverted again

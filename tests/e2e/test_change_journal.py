@@ -152,6 +152,7 @@ async def test_a_file_too_large_to_keep_is_reported_not_restorable(make_editor: 
     assert not result["isError"]
     entry = _by_name(await _changes(editor))["big.txt"]
     assert entry["restorable"] is False and entry["hunks"] == []
+    assert entry["binary"] is False  # a text file whose contents were not kept is not called binary
     report = await editor.request("pi/revertChanges", {"sessionId": EXTERNAL})
     assert "not restorable" in report["conflicts"][0]["reason"]
     assert (tmp_path / "big.txt").read_text().endswith("more\n")

@@ -76,7 +76,7 @@
     (let ((session (pi-lsp-session-id (pi-lsp-connection-for-file notes-file))))
       (t-check "it shows the run's session, keys, and per file a header and hunks with their status"
                (string-match-p (concat "\\`Changes of session " (regexp-quote session) " (turns up to [0-9]+)\n"
-                                       "k keep  u revert hunk  U revert file  T revert turn  RET visit  g refresh\n\n"
+                                       "k keep  u revert hunk  U revert file  T revert prompt  RET visit  g refresh\n\n"
                                        (regexp-quote t-body) "\\'")
                                (t-text changes))
                (t-text changes)))

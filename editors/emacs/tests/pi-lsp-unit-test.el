@@ -251,7 +251,7 @@ not restorable files saying what a revert does; files sorted by path; diff-mode 
                            :binary :json-false :current "agent")))))
     (should (equal (buffer-substring-no-properties (point-min) (point-max))
                    (concat "Changes of session s (turns up to 2)\n"
-                           "k keep  u revert hunk  U revert file  T revert turn  RET visit  g refresh\n\n"
+                           "k keep  u revert hunk  U revert file  T revert prompt  RET visit  g refresh\n\n"
                            "modified /w/big.txt  (bash c1; turn 2)  not restorable: too large to keep\n"
                            "modified /w/blob.bin  (bash c1; turn 2)  binary; U restores the whole file\n"
                            "deleted /w/gone.txt  (bash c1; turn 2)  U restores it\n"
