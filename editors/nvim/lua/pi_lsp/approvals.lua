@@ -19,6 +19,7 @@
 local M = {}
 
 local api = vim.api
+local float = require('pi_lsp.float')
 local uv = vim.uv or vim.loop
 local NS = api.nvim_create_namespace('pi_lsp_approval')
 
@@ -77,26 +78,8 @@ local function render(prompt)
 end
 
 local function open(prompt)
-  prompt.buf = api.nvim_create_buf(false, true)
-  vim.bo[prompt.buf].bufhidden = 'wipe'
-  vim.bo[prompt.buf].filetype = 'pi_approval'
-  local lines = render(prompt)
-  local width = 20
-  for _, line in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(line) + 1)
-  end
-  width = math.min(width, math.max(20, vim.o.columns - 4))
-  local height = math.min(#lines, math.max(1, vim.o.lines - 4))
-  prompt.win = api.nvim_open_win(prompt.buf, false, {
-    relative = 'editor',
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    width = width,
-    height = height,
-    style = 'minimal',
-    border = 'rounded',
-    zindex = 200,
-  })
+  prompt.buf = float.scratch('pi_approval')
+  prompt.win = float.open_centered(prompt.buf, render(prompt), 20)
   vim.wo[prompt.win].wrap = true
   pcall(vim.cmd, 'redraw')
 end

@@ -18,6 +18,7 @@
 local M = {}
 
 local api = vim.api
+local float = require('pi_lsp.float')
 local uv = vim.uv or vim.loop
 local NS = api.nvim_create_namespace('pi_lsp_review')
 
@@ -108,26 +109,8 @@ local function render(review)
 end
 
 local function open(review)
-  review.buf = api.nvim_create_buf(false, true)
-  vim.bo[review.buf].bufhidden = 'wipe'
-  vim.bo[review.buf].filetype = 'pi_review'
-  local lines = render(review)
-  local width = 40
-  for _, line in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(line) + 1)
-  end
-  width = math.min(width, math.max(20, vim.o.columns - 4))
-  local height = math.min(#lines, math.max(1, vim.o.lines - 4))
-  review.win = api.nvim_open_win(review.buf, false, {
-    relative = 'editor',
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    width = width,
-    height = height,
-    style = 'minimal',
-    border = 'rounded',
-    zindex = 200,
-  })
+  review.buf = float.scratch('pi_review')
+  review.win = float.open_centered(review.buf, render(review), 40)
   vim.wo[review.win].cursorline = false
   render(review)
   pcall(vim.cmd, 'redraw')
