@@ -8,37 +8,17 @@
 
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)
+(load (expand-file-name "pi-lsp-test-support.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 (require 'json)
 (require 'cl-lib)
 (setq pi-lsp-settings `(:baseUrl ,(getenv "PI_TEST_URL") :model "replay" :maxRetries 0
                         :edit (:verifyTimeoutSeconds 5 :applyTimeoutSeconds 10)))
 (setq pi-lsp-changes-timeout 20)
 
-(defvar t-checks nil)
-(defvar t-failed nil)
 (defvar t-messages nil "Echo area messages, newest first.")
 
 (advice-add 'message :around (lambda (orig &rest args)
                                (let ((text (apply orig args))) (when text (push text t-messages)) text)))
-
-(defun t-check (name ok &optional detail)
-  (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
-  (unless ok (setq t-failed t)))
-
-(defun t-wait (seconds predicate)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall predicate)))
-
-(defun t-text (buffer)
-  (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
-
-(defun t-press (key)
-  "Run the command KEY is bound to in the current buffer, as typing it would."
-  (let ((command (key-binding (kbd key))))
-    (setq this-command command)
-    (call-interactively command)))
 
 (defun t-goto (buffer text)
   "Put point of BUFFER (made current) at the start of the line holding TEXT."
@@ -163,13 +143,6 @@
              (t-text changes))
     (pi-lsp-stop (pi-lsp-connection-for-file notes-file))))
 
-(condition-case err
-    (t-main)
-  (error (t-check "no Lisp error" nil err)))
-(with-temp-file (getenv "PI_TEST_RESULT")
-  (insert (json-encode (list :failed (if t-failed t :json-false)
-                             :checks (vconcat (reverse t-checks))
-                             :notes (list :changes (and (get-buffer pi-lsp-changes-buffer)
+(t-run #'t-main (lambda () (list :changes (and (get-buffer pi-lsp-changes-buffer)
                                                         (t-text (get-buffer pi-lsp-changes-buffer)))
-                                          :transcript (t-text (pi-lsp-transcript)))))))
-(kill-emacs (if t-failed 1 0))
+                                          :transcript (t-text (pi-lsp-transcript)))))

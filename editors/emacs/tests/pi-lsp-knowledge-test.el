@@ -10,6 +10,7 @@
 
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)
+(load (expand-file-name "pi-lsp-test-support.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 (require 'json)
 (require 'package)
 (package-initialize)
@@ -19,25 +20,13 @@
       pi-lsp-language-request-timeout 30
       pi-lsp-attach-timeout 30)
 
-(defvar t-checks nil)
-(defvar t-failed nil)
 (defvar t-times nil "(NAME SECONDS) of each tool call, for the notes.")
 (defvar t-results nil "(NAME TEXT) of each tool call, for the notes.")
-
-(defun t-check (name ok &optional detail)
-  (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
-  (unless ok (setq t-failed t)))
 
 (defun t-read (file)
   (with-temp-buffer
     (let ((coding-system-for-read 'utf-8)) (insert-file-contents file))
     (buffer-string)))
-
-(defun t-wait (seconds predicate)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall predicate)))
 
 (defvar t-conn nil)
 (defvar t-call-id 0)
@@ -190,12 +179,5 @@
                      (equal (buffer-string) before) (buffer-string))))))
     (pi-lsp-stop t-conn)))
 
-(condition-case err
-    (t-main)
-  (error (t-check "no Lisp error" nil err)))
-(with-temp-file (getenv "PI_TEST_RESULT")
-  (insert (json-encode (list :failed (if t-failed t :json-false)
-                             :checks (vconcat (reverse t-checks))
-                             :notes (list :times (vconcat (mapcar #'vconcat (reverse t-times)))
-                                          :results (vconcat (mapcar #'vconcat (reverse t-results))))))))
-(kill-emacs (if t-failed 1 0))
+(t-run #'t-main (lambda () (list :times (vconcat (mapcar #'vconcat (reverse t-times)))
+                                          :results (vconcat (mapcar #'vconcat (reverse t-results))))))

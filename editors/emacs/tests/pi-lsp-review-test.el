@@ -8,32 +8,12 @@
 
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)
+(load (expand-file-name "pi-lsp-test-support.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 (require 'json)
 (require 'cl-lib)
 (setq pi-lsp-settings `(:baseUrl ,(getenv "PI_TEST_URL") :model "replay" :maxRetries 0
                         :edit (:review "before" :verifyTimeoutSeconds 5 :applyTimeoutSeconds 10)))
 
-(defvar t-checks nil)
-(defvar t-failed nil)
-
-(defun t-check (name ok &optional detail)
-  (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
-  (unless ok (setq t-failed t)))
-
-(defun t-wait (seconds predicate)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall predicate)))
-
-(defun t-text (buffer)
-  (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
-
-(defun t-press (key)
-  "Run the command KEY is bound to in the current buffer, as typing it would."
-  (let ((command (key-binding (kbd key))))
-    (setq this-command command)
-    (call-interactively command)))
 
 (defun t-review-buffer (name)
   (t-wait 30 (lambda () (get-buffer (format "*pi-lsp review %s*" name))))
@@ -99,11 +79,4 @@
     (t-check "the run ended normally" (equal (plist-get pi-lsp-last-reply :stopReason) "stop") pi-lsp-last-reply)
     (pi-lsp-stop (pi-lsp-connection-for-file notes-file))))
 
-(condition-case err
-    (t-main)
-  (error (t-check "no Lisp error" nil err)))
-(with-temp-file (getenv "PI_TEST_RESULT")
-  (insert (json-encode (list :failed (if t-failed t :json-false)
-                             :checks (vconcat (reverse t-checks))
-                             :notes (list :transcript (t-text (pi-lsp-transcript)))))))
-(kill-emacs (if t-failed 1 0))
+(t-run #'t-main (lambda () (list :transcript (t-text (pi-lsp-transcript)))))

@@ -10,13 +10,12 @@
 
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)
+(load (expand-file-name "pi-lsp-test-support.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 (require 'json)
 (require 'cl-lib)
 (setq pi-lsp-settings `(:baseUrl ,(getenv "PI_TEST_URL") :model "replay" :maxRetries 0
                         :approvals (:rules [(:tool "bash" :command "^echo started" :action "allow")])))
 
-(defvar t-checks nil)
-(defvar t-failed nil)
 (defvar t-messages nil "Echo area messages, newest first.")
 (defvar t-asked nil "The questions `read-multiple-choice' asked, newest first.")
 
@@ -24,16 +23,6 @@
                                (let ((text (apply orig args))) (when text (push text t-messages)) text)))
 (advice-add 'read-multiple-choice :before (lambda (prompt choices &rest _)
                                             (push (cons prompt (mapcar #'cadr choices)) t-asked)))
-
-(defun t-check (name ok &optional detail)
-  (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
-  (unless ok (setq t-failed t)))
-
-(defun t-wait (seconds predicate)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall predicate)))
 
 (defun t-transcript () (with-current-buffer (pi-lsp-transcript) (buffer-substring-no-properties (point-min) (point-max))))
 
@@ -95,11 +84,4 @@
            pi-lsp-prompt-history)
   (pi-lsp-stop (pi-lsp-current-connection)))
 
-(condition-case err
-    (t-main)
-  (error (t-check "no Lisp error" nil err)))
-(with-temp-file (getenv "PI_TEST_RESULT")
-  (insert (json-encode (list :failed (if t-failed t :json-false)
-                             :checks (vconcat (reverse t-checks))
-                             :notes (list :transcript (t-transcript) :messages t-messages)))))
-(kill-emacs (if t-failed 1 0))
+(t-run #'t-main (lambda () (list :transcript (t-transcript) :messages t-messages)))

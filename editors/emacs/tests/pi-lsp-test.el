@@ -10,6 +10,7 @@
 
 (add-to-list 'load-path (getenv "PI_LSP_EMACS_DIR"))
 (require 'pi-lsp)                                  ; the README's setup
+(load (expand-file-name "pi-lsp-test-support.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 (setq pi-lsp-settings `(:baseUrl ,(getenv "PI_TEST_URL") :model "replay" :maxRetries 0
                         :edit (:verifyTimeoutSeconds 5 :applyTimeoutSeconds 10)
                         :approvals (:rules [(:tool "bash" :command "^echo tick" :action "allow")
@@ -17,24 +18,12 @@
 
 (require 'json)
 
-(defvar t-checks nil)
-(defvar t-failed nil)
-
-(defun t-check (name ok &optional detail)
-  (push (list :name name :ok (if ok t :json-false) :detail (if ok :null (format "%S" detail))) t-checks)
-  (unless ok (setq t-failed t)))
 
 (defun t-read (file)
   (when (file-exists-p file)
     (with-temp-buffer
       (let ((coding-system-for-read 'utf-8)) (insert-file-contents file))
       (buffer-string))))
-
-(defun t-wait (seconds predicate)
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall predicate)))
 
 (defun t-transcript ()
   (with-current-buffer (pi-lsp-transcript) (buffer-substring-no-properties (point-min) (point-max))))
@@ -161,11 +150,4 @@
     (pi-lsp-stop (pi-lsp-connection-for-file greet-file))
     (t-check "shutdown ends the server" (null pi-lsp--connections) pi-lsp--connections)))
 
-(condition-case err
-    (t-main)
-  (error (t-check "no Lisp error" nil err)))
-(with-temp-file (getenv "PI_TEST_RESULT")
-  (insert (json-encode (list :failed (if t-failed t :json-false)
-                             :checks (vconcat (reverse t-checks))
-                             :notes (list :transcript (t-transcript))))))
-(kill-emacs (if t-failed 1 0))
+(t-run #'t-main (lambda () (list :transcript (t-transcript))))
