@@ -59,3 +59,20 @@ def test_a_section_that_is_not_an_object_is_reported() -> None:
     settings, problems = parse_settings(["edit"])
     assert settings == Settings()
     assert len(problems) == 1 and "must be an object" in problems[0]
+
+
+def test_rejected_values_say_why_and_a_rejected_model_is_invalid_not_unset() -> None:
+    from pi_lsp.daemon.agent_sessions import missing_model_settings
+
+    settings, problems = parse_settings({"model": 5, "baseUrl": "http://127.0.0.1:9/v1", "edit": {"review": "x"}})
+    assert settings.rejection("pi.model") == "Input should be a valid string (got 5)"
+    assert settings.rejection("pi.edit.review") is not None and "'x'" in settings.rejection("pi.edit.review")
+    assert settings.rejection("pi.baseUrl") is None
+    assert problems[0] == "pi.model: Input should be a valid string (got 5); using the default"
+    missing = missing_model_settings(settings)
+    assert missing is not None and "pi.model is invalid: Input should be a valid string (got 5)." in missing
+    assert "not set" not in missing
+    settings, _ = parse_settings({"model": ["gpt"]})
+    missing = missing_model_settings(settings)
+    assert missing is not None and "pi.model is invalid: " in missing and "pi.baseUrl is not set" in missing
+    assert "pi.baseUrl and pi.model are not set" in (missing_model_settings(parse_settings({})[0]) or "")

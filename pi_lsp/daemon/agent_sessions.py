@@ -120,15 +120,23 @@ def compaction_settings(settings: Settings) -> CompactionSettings:
 
 def missing_model_settings(settings: Settings) -> str | None:
     """Why no model can be called (``pi.model`` not set, or ``pi.baseUrl`` not set for the
-    ``openai`` provider; README settings table), or ``None`` when the model can be called."""
+    ``openai`` provider; README settings table), or ``None`` when the model can be called.
+
+    A value the client gave but :func:`~pi_lsp.daemon.settings.parse_settings` rejected is called
+    invalid, with the reason (``pi.model is invalid: Input should be a valid string (got 5)``),
+    not "not set"."""
     from pi_lsp.llm.provider import ANTHROPIC_BASE_URL
 
     base_url = settings.base_url or (ANTHROPIC_BASE_URL if settings.provider == "anthropic" else None)
     missing = [name for name, value in (("pi.baseUrl", base_url), ("pi.model", settings.model)) if not value]
     if not missing:
         return None
+    invalid = [f"{name} is invalid: {why}" for name in missing if (why := settings.rejection(name))]
+    unset = [name for name in missing if not settings.rejection(name)]
+    if unset:
+        invalid.append(f"{' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set")
     return (
-        f"No model is configured: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set. "
+        f"No model is configured: {'; '.join(invalid)}. "
         "Set pi.baseUrl (an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1) and pi.model "
         "(the model id it serves) in the editor's pi settings or initializationOptions {\"pi\": {...}}."
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -146,6 +146,13 @@ class Settings(_Section):
     compaction: CompactionSection = Field(default_factory=CompactionSection)
     language_server: LanguageServerSection = Field(default_factory=LanguageServerSection)
     diagnostics: DiagnosticsSection = Field(default_factory=DiagnosticsSection)
+    _rejected: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def rejection(self, name: str) -> str | None:
+        """Why the client's value of ``name`` (dotted, e.g. ``"pi.model"``) was rejected by
+        :func:`parse_settings` and replaced by its default, e.g. ``"Input should be a valid string
+        (got 5)"``; ``None`` when it was accepted or not given."""
+        return self._rejected.get(name)
 
     @field_validator("thinking")
     @classmethod
@@ -164,7 +171,8 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
 
     ``raw`` is the JSON value the client sent (``None`` gives the defaults without a message).
     Each rejected value is dropped so its default applies: a top-level field, or one field of
-    ``edit``/``bash``/``approvals`` (a list with a bad item is rejected whole). Never raises.
+    ``edit``/``bash``/``approvals`` (a list with a bad item is rejected whole); the settings
+    remember why (:meth:`Settings.rejection`). Never raises.
     """
     if raw is None:
         return Settings(), []
@@ -172,18 +180,19 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
         return Settings(), [f"pi: settings must be an object, got {type(raw).__name__}; using defaults"]
     data = _copy(raw)
     problems: list[str] = []
+    rejected: dict[str, str] = {}
     for _ in range(_MAX_PASSES):
         try:
-            return Settings.model_validate(data), problems
+            settings = Settings.model_validate(data)
+            settings._rejected = rejected
+            return settings, problems
         except ValidationError as exc:
             for error in exc.errors():
                 path = _field_path(error["loc"])
                 if _drop(data, path):
-                    shown = ".".join(path)
-                    problems.append(
-                        f"pi.{shown}: {error['msg']} (got {_short(error.get('input'))}); "
-                        "using the default"
-                    )
+                    name = "pi." + ".".join(path)
+                    rejected[name] = f"{error['msg']} (got {_short(error.get('input'))})"
+                    problems.append(f"{name}: {rejected[name]}; using the default")
     return Settings(), problems + ["pi: settings could not be validated; using defaults"]
 
 

@@ -197,7 +197,8 @@ async def test_an_endpoint_that_is_down_ends_the_run_with_a_clear_error(tmp_path
 @pytest.mark.parametrize(
     ("pi", "missing"),
     [({}, "pi.baseUrl and pi.model are not set"), ({"baseUrl": "http://127.0.0.1:9/v1"}, "pi.model is not set"),
-     ({"model": "m"}, "pi.baseUrl is not set")],
+     ({"model": "m"}, "pi.baseUrl is not set"),
+     ({"model": 5, "baseUrl": "http://127.0.0.1:9/v1"}, "pi.model is invalid: Input should be a valid string (got 5)")],
 )
 async def test_a_prompt_without_a_configured_model_ends_at_once_saying_what_to_set(
     tmp_path: Path, pi: dict[str, Any], missing: str
