@@ -199,12 +199,17 @@ class PiLanguageServer(LanguageServer):
 
     def report_settings_problems(self, problems: list[str]) -> None:
         """Show (and log) settings problems, unless they are the ones shown last: ``initialize``
-        and ``initialized`` both read the same options, and one warning is enough."""
+        and ``initialized`` both read the same options, and one warning is enough.
+
+        Several problems go in one message, one line each: editors show one ``window/showMessage``
+        at a time in their message area (Neovim's and Emacs's next message replaces the last)."""
         if problems == self._settings_problems:
             return
         self._settings_problems = list(problems)
-        for problem in problems:
-            self.show(problem)
+        if len(problems) == 1:
+            self.show(problems[0])
+        elif problems:
+            self.show("\n".join([f"pi: {len(problems)} problems in the settings:", *problems]))
 
     async def pull_settings(self, pushed: Any = None) -> None:
         """Ask ``workspace/configuration`` for section ``pi`` (when the client can answer it);

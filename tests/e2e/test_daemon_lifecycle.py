@@ -136,6 +136,21 @@ async def test_unknown_active_tools_in_settings_are_reported_not_applied(make_ed
     assert [t["name"] for t in listing["tools"] if t["active"]] == ["read", "bash", "edit", "write"]
 
 
+async def test_several_invalid_settings_are_shown_in_one_message_and_logged_once(make_editor) -> None:
+    bad = {"model": 5, "maxTurns": "many", "edit": {"review": "sometimes"}, "bash": {"sandbox": "weird"},
+           "activeTools": ["read", "teleport"]}
+    editor: FakeEditor = await make_editor(initialization_options={"pi": bad}, configuration={"pi": bad})
+    await wait_until(lambda: editor.shown_messages)
+    names = ("pi.model:", "pi.maxTurns:", "pi.edit.review:", "pi.bash.sandbox:", "pi.activeTools:")
+    await wait_until(lambda: all(any(n in m for m in editor.log_messages) for n in names))
+    await editor.request("pi/listTools", {})  # initialized's report (deduplicated) came before this reply
+    assert len(editor.shown_messages) == 1, editor.shown_messages
+    lines = editor.shown_messages[0].split("\n")
+    assert lines[0] == "pi: 5 problems in the settings:"
+    assert [sum(n in line for line in lines) for n in names] == [1] * 5, lines
+    assert [sum(n in m for m in editor.log_messages) for n in names] == [1] * 5, editor.log_messages
+
+
 async def test_first_workspace_folder_is_the_cwd_and_folder_changes_are_followed(make_editor, tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     first.mkdir()

@@ -219,3 +219,9 @@ def test_steer_queue_and_cancel_a_prompt_while_the_agent_runs(nvim: str, tmp_pat
     users = journal_user_messages(tmp_path / "journals")
     # the cancelled draft, "stop here" and the undelivered message never reached the model
     assert users == ["run the job", "use staging", "then run the tests", "second job"], users
+
+
+def test_invalid_settings_are_all_shown_once_and_pi_says_the_model_is_invalid(nvim: str, tmp_path: Path) -> None:
+    (rc, data, output), _ = run_scenario(nvim, tmp_path, "invalid_settings.lua")
+    assert_passed(rc, data, output, None)
+

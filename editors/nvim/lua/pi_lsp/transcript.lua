@@ -647,9 +647,10 @@ function M.on_log_message(err, params, ctx)
   end
 end
 
+--- `window/showMessage`: shown with vim.notify (several settings problems come as one message of
+--- several lines). Not added to :PiLog: pi-lsp logs everything it shows, as window/logMessage.
 function M.on_show_message(_, params, _)
   if type(params) == 'table' then
-    M.log(string.format('[%s] %s', LEVELS[params.type] or '?', tostring(params.message)))
     local level = ({ vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO })[params.type] or vim.log.levels.INFO
     vim.notify('pi-lsp: ' .. tostring(params.message), level)
   end
@@ -659,7 +660,7 @@ end
 function M.open_log()
   local b = scratch(LOG_NAME, 'pi_log')
   local lines = vim.deepcopy(log_lines)
-  table.insert(lines, 1, 'pi-lsp log (window/logMessage, window/showMessage); Neovim LSP log: ' .. vim.lsp.get_log_path())
+  table.insert(lines, 1, 'pi-lsp log (window/logMessage); Neovim LSP log: ' .. vim.lsp.get_log_path())
   set_lines(b, 0, -1, lines)
   vim.cmd(config.get().transcript_split)
   api.nvim_win_set_buf(0, b)
