@@ -209,7 +209,7 @@ class PiLanguageServer(LanguageServer):
         if len(problems) == 1:
             self.show(problems[0])
         elif problems:
-            self.show("\n".join([f"pi: {len(problems)} problems in the settings:", *problems]))
+            self.show("\n".join([f"{len(problems)} problems in the pi settings:", *problems]))
 
     async def pull_settings(self, pushed: Any = None) -> None:
         """Ask ``workspace/configuration`` for section ``pi`` (when the client can answer it);

@@ -225,3 +225,26 @@ def test_invalid_settings_are_all_shown_once_and_pi_says_the_model_is_invalid(nv
     (rc, data, output), _ = run_scenario(nvim, tmp_path, "invalid_settings.lua")
     assert_passed(rc, data, output, None)
 
+
+def test_invalid_settings_are_all_on_screen_at_once(nvim: str, tmp_path: Path) -> None:
+    """A person at Neovim in a terminal (tmux): every invalid setting is on the screen together,
+    and :Pi then says pi.model is invalid."""
+    from tests.editors.test_emacs import Tmux
+
+    ws = workspace(tmp_path)
+    make_shim(tmp_path / "bin")
+    env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_NVIM_PLUGIN=str(NVIM_PLUGIN))
+    tty = Tmux(tmp_path, ["timeout", "90", nvim, "-u", str(SCENARIOS / "minimal_init.lua"), "-i", "NONE", "-n",
+                          "-c", f"luafile {SCENARIOS / 'invalid_settings_tty.lua'}"], cwd=ws, env=env)
+    names = ("pi.model:", "pi.maxTurns:", "pi.edit.review:", "pi.bash.sandbox:", "pi.activeTools:")
+    try:
+        screen = tty.wait_for(lambda s: all(n in s for n in names), "every invalid setting")
+        assert "5 problems in the pi settings:" in screen, screen
+        tty.keys("Enter")
+        tty.keys(":Pi fix it", "Enter")
+        screen = tty.wait_for(lambda s: "pi.model is invalid: Input should be a valid string (got 5)" in s.replace("\n", ""),
+                              "the refusal naming the invalid model")
+        assert "not set" not in screen, screen
+        tty.keys(":qa!", "Enter")
+    finally:
+        tty.close()

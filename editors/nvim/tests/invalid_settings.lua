@@ -24,7 +24,7 @@ H.run(function()
   })
   vim.cmd('edit greet.py')
   H.check('client started', H.client() ~= nil)
-  H.check('the problems were shown', H.wait(20000, function() return H.notified('problems in the settings') end),
+  H.check('the problems were shown', H.wait(20000, function() return H.notified('problems in the pi settings') end),
     H.notifications)
   H.wait(500, function() return false end) -- a second (initialized) report would arrive meanwhile
   local shown = vim.tbl_filter(function(n) return n.message:find('pi.', 1, true) end, H.notifications)
