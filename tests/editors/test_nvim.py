@@ -226,6 +226,14 @@ def test_invalid_settings_are_all_shown_once_and_pi_says_the_model_is_invalid(nv
     assert_passed(rc, data, output, None)
 
 
+def test_a_prompt_from_a_file_outside_names_the_workspace_it_went_to(nvim: str, tmp_path: Path) -> None:
+    outside = tmp_path / "x" / "a.txt"
+    outside.parent.mkdir()
+    outside.write_text("notes\n", encoding="utf-8")
+    (rc, data, output), _ = run_scenario(nvim, tmp_path, "outside_workspace.lua", PI_TEST_OUTSIDE=str(outside))
+    assert_passed(rc, data, output, None)
+
+
 def test_invalid_settings_are_all_on_screen_at_once(nvim: str, tmp_path: Path) -> None:
     """A person at Neovim in a terminal (tmux): every invalid setting is on the screen together,
     and :Pi then says pi.model is invalid."""

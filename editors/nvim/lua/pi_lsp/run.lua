@@ -50,7 +50,7 @@ function M.prompt(text, selection)
     vim.notify(message, vim.log.levels.WARN)
     return false, message
   end
-  local client, problem = client_mod.current()
+  local client, problem, notice = client_mod.current()
   if not client then
     transcript.open()
     fail(problem)
@@ -58,6 +58,10 @@ function M.prompt(text, selection)
   end
   transcript.open()
   transcript.prompt(text)
+  if notice then -- a file outside every workspace: say where the prompt went
+    transcript.note(notice)
+    vim.notify(notice, vim.log.levels.WARN)
+  end
   transcript.run_ended = false
   local run = { client_id = client.id, text = text }
   M.running = run
