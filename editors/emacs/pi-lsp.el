@@ -146,6 +146,7 @@ Returns immediately."
   (let ((conn (if (and (not (pi-lsp-project-root)) (= (length pi-lsp--connections) 1))
                   (car pi-lsp--connections)      ; e.g. from the transcript of the only project
                 (pi-lsp-ensure-connection))))
+    (pi-lsp--say-where-outside conn)
     (if (pi-lsp-running conn)
         (progn (pi-lsp-steering-ask conn (pi-lsp--compose text) text) nil)
       (let ((params (append (list :text (pi-lsp--compose text))
@@ -173,6 +174,16 @@ Returns immediately."
                        (finish (list :error (or (plist-get error :message) (format "%S" error)))))
            :timeout-fn (lambda () (finish (list :error "no reply to the prompt in time")))))
         nil))))
+
+(defun pi-lsp--say-where-outside (conn)
+  "When the current buffer visits a file outside CONN's project, say (echo area and transcript)
+that the prompt goes to CONN's project: outside any project it goes to the only running one."
+  (when-let ((file buffer-file-name))
+    (unless (string-prefix-p (pi-lsp-root conn) (expand-file-name file))
+      (let ((text (format "pi-lsp: %s is outside every project; the prompt goes to the workspace %s"
+                          (abbreviate-file-name file) (abbreviate-file-name (pi-lsp-root conn)))))
+        (pi-lsp-transcript-line text 'warning)
+        (message "%s" text)))))
 
 (defun pi-lsp--send-to-run (how text)
   "Send TEXT to the current project's active run as HOW (\"steer\" or \"queue\"); with no

@@ -297,3 +297,23 @@ def test_steer_queue_stop_and_cancel_while_the_agent_runs(tmp_path: Path) -> Non
     assert not [line for line in replay.stderr if "turn" in line], replay.stderr
     assert journal_user_messages(tmp_path / "journals") == ["run the job", "use staging", "then run the tests", "second job"]
     print(f"emacs steering: {time.monotonic() - started:.1f} s")
+
+
+def test_invalid_settings_in_one_message_and_a_prompt_from_outside_names_its_workspace(tmp_path: Path) -> None:
+    """Several invalid settings come up as one message, a prompt says pi.model is invalid (not
+    "not set"), and a prompt from a file outside any project names the project it went to."""
+    emacs = _require("emacs", "emacs-nox")
+    ws = _workspace(tmp_path)
+    outside = tmp_path / "x" / "a.txt"
+    outside.parent.mkdir()
+    outside.write_text("notes\n", encoding="utf-8")
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    started = time.monotonic()
+    env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                     PI_TEST_RESULT=str(result), PI_TEST_OUTSIDE=str(outside))
+    rc, data, output = run_editor(
+        [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-outside-test.el")], cwd=ws, env=env, result=result,
+    )
+    assert_passed(rc, data, output, None)
+    print(f"emacs outside/settings: {time.monotonic() - started:.1f} s")
