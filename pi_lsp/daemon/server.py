@@ -201,15 +201,16 @@ class PiLanguageServer(LanguageServer):
         """Show (and log) settings problems, unless they are the ones shown last: ``initialize``
         and ``initialized`` both read the same options, and one warning is enough.
 
-        Several problems go in one message, one line each: editors show one ``window/showMessage``
-        at a time in their message area (Neovim's and Emacs's next message replaces the last)."""
+        Several problems go in one message, one ``- `` line each: editors show one
+        ``window/showMessage`` at a time in their message area (Neovim's and Emacs's next message
+        replaces the last); VS Code shows newlines as spaces, where the dashes keep them apart."""
         if problems == self._settings_problems:
             return
         self._settings_problems = list(problems)
         if len(problems) == 1:
             self.show(problems[0])
         elif problems:
-            self.show("\n".join([f"{len(problems)} problems in the pi settings:", *problems]))
+            self.show("\n- ".join([f"{len(problems)} problems in the pi settings:", *problems]))
 
     async def pull_settings(self, pushed: Any = None) -> None:
         """Ask ``workspace/configuration`` for section ``pi`` (when the client can answer it);

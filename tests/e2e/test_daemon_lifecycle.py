@@ -146,7 +146,7 @@ async def test_several_invalid_settings_are_shown_in_one_message_and_logged_once
     await editor.request("pi/listTools", {})  # initialized's report (deduplicated) came before this reply
     assert len(editor.shown_messages) == 1, editor.shown_messages
     lines = editor.shown_messages[0].split("\n")
-    assert lines[0] == "5 problems in the pi settings:"
+    assert lines[0] == "5 problems in the pi settings:" and all(line.startswith("- pi.") for line in lines[1:])
     assert [sum(n in line for line in lines) for n in names] == [1] * 5, lines
     assert [sum(n in m for m in editor.log_messages) for n in names] == [1] * 5, editor.log_messages
 
