@@ -76,3 +76,15 @@ def test_rejected_values_say_why_and_a_rejected_model_is_invalid_not_unset() -> 
     missing = missing_model_settings(settings)
     assert missing is not None and "pi.model is invalid: " in missing and "pi.baseUrl is not set" in missing
     assert "pi.baseUrl and pi.model are not set" in (missing_model_settings(parse_settings({})[0]) or "")
+
+
+def test_a_base_url_without_http_scheme_is_invalid() -> None:
+    from pi_lsp.daemon.agent_sessions import missing_model_settings
+
+    settings, problems = parse_settings({"baseUrl": "localhost:11434/v1", "model": "m"})
+    assert settings.base_url is None and len(problems) == 1 and problems[0].startswith("pi.baseUrl: ")
+    assert "http://" in problems[0] and "'localhost:11434/v1'" in problems[0]
+    missing = missing_model_settings(settings) or ""
+    assert "pi.baseUrl is invalid: " in missing and "not set" not in missing
+    for good in ("http://127.0.0.1:9/v1", "HTTPS://api.example.com/v1"):
+        assert parse_settings({"baseUrl": good})[0].base_url == good

@@ -154,6 +154,13 @@ class Settings(_Section):
         (got 5)"``; ``None`` when it was accepted or not given."""
         return self._rejected.get(name)
 
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_scheme(cls, value: str | None) -> str | None:
+        if value and not value.lower().startswith(("http://", "https://")):
+            raise ValueError("the base URL must start with http:// or https://, e.g. http://127.0.0.1:11434/v1")
+        return value
+
     @field_validator("thinking")
     @classmethod
     def _thinking_minimum(cls, value: int) -> int:
@@ -191,7 +198,8 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
                 path = _field_path(error["loc"])
                 if _drop(data, path):
                     name = "pi." + ".".join(path)
-                    rejected[name] = f"{error['msg']} (got {_short(error.get('input'))})"
+                    reason = error["msg"].removeprefix("Value error, ")  # pydantic's prefix to a ValueError
+                    rejected[name] = f"{reason} (got {_short(error.get('input'))})"
                     problems.append(f"{name}: {rejected[name]}; using the default")
     return Settings(), problems + ["pi: settings could not be validated; using defaults"]
 
