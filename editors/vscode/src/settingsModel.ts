@@ -38,8 +38,10 @@ interface Spec {
 
 /** Every setting sent to the server (the `server.*` keys are the extension's own). */
 export const SPECS: Spec[] = [
-  { key: 'model', check: isString, expected: 'a string', emptyIsUnset: true },
-  { key: 'baseUrl', check: (v) => isString(v) && /^https?:\/\/\S+$/.test(v as string), expected: 'an http(s) URL', emptyIsUnset: true },
+  // model and baseUrl are sent as given: the server checks them, reports a bad one and, refusing a
+  // prompt, says it is invalid and why; left out here, the server would say it "is not set"
+  { key: 'model', check: () => true, expected: 'a string', emptyIsUnset: true },
+  { key: 'baseUrl', check: () => true, expected: 'an http(s) URL', emptyIsUnset: true },
   { key: 'apiKeyEnv', check: (v) => isString(v) && ENV_NAME.test(v as string), expected: 'an environment variable name', emptyIsUnset: true },
   { key: 'activeTools', check: orNull(isStringList), expected: 'a list of tool names or null' },
   { key: 'maxTurns', check: (v) => Number.isInteger(v) && (v as number) >= 1, expected: 'an integer >= 1' },

@@ -33,14 +33,21 @@ test('sensitive keys are read from user scope only; a workspace cannot set them'
 
 test('invalid values are reported and left out (the server default applies)', () => {
   const { settings, problems } = serverSettings(reader({
-    maxTurns: 0, 'edit.route': 'disk', baseUrl: 'ftp://x', apiKeyEnv: 'NOT A NAME', activeTools: 'read',
+    maxTurns: 0, 'edit.route': 'disk', apiKeyEnv: 'NOT A NAME', activeTools: 'read',
     'edit.verifyTimeoutSeconds': 1, protectedPaths: ['ok', 3],
   }));
   assert.deepEqual(settings, { edit: { verifyTimeoutSeconds: 1 } });
-  assert.equal(problems.length, 6);
+  assert.equal(problems.length, 5);
   assert.match(problems.join('\n'), /pi\.maxTurns: expected an integer >= 1, got 0; using the default\./);
   assert.match(problems.join('\n'), /pi\.edit\.route: expected "editor", "openDocuments" or null, got "disk"/);
   assert.match(problems.join('\n'), /pi\.protectedPaths: expected a list of glob patterns, got \["ok",3\]/);
+});
+
+test('a bad model or baseUrl goes to the server, which reports it and calls it invalid, not unset', () => {
+  const { settings, problems } = serverSettings(reader({ model: 5, baseUrl: 'localhost:11434', maxTurns: 0 }));
+  assert.deepEqual(settings, { model: 5, baseUrl: 'localhost:11434' });
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /^pi\.maxTurns: /);
 });
 
 test('empty strings mean unset; a long bad value is cut in the message', () => {
