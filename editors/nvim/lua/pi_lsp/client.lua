@@ -260,18 +260,20 @@ function M.attach(bufnr)
 end
 
 --- The client for the current buffer's workspace (or the current directory), started when
---- needed. Returns (client, nil, notice) or (nil, message). `notice` is nil, or, when the current
---- buffer is a file outside every workspace, a message naming the workspace used instead.
+--- needed. Returns (client, nil, notice) or (nil, message). `notice` is nil, or, when the user's
+--- file (the current buffer, or the one the prompt buffer was opened from) is not inside the
+--- workspace used, a message naming that workspace.
 function M.current()
   local bufnr = vim.api.nvim_get_current_buf()
   local name = vim.api.nvim_buf_get_name(bufnr)
   local root = (vim.bo[bufnr].buftype == '' and M.find_root(name)) or vim.fn.getcwd()
   local attachable = vim.bo[bufnr].buftype == '' and name ~= '' and M.find_root(name) == root
   local client, problem = M.ensure(root, attachable and bufnr or nil)
+  local file = vim.bo[bufnr].buftype == '' and name or require('pi_lsp.prompt_buffer').origin(bufnr)
   local notice = nil
-  if client and vim.bo[bufnr].buftype == '' and name ~= '' and not attachable then
-    notice = string.format('pi_lsp: %s is outside every workspace; the prompt goes to the workspace %s (the current directory)',
-      vim.fn.fnamemodify(name, ':~'), vim.fn.fnamemodify(root, ':~'))
+  if client and file and file ~= '' and M.find_root(file) ~= root then
+    notice = string.format('pi_lsp: the prompt goes to the workspace %s (the current directory): %s is not inside it',
+      vim.fn.fnamemodify(root, ':~'), vim.fn.fnamemodify(file, ':~'))
   end
   return client, problem, notice
 end

@@ -12,6 +12,8 @@ local NAME = 'pi://prompt'
 local bufnr = nil
 --- The selection given to the `:Pi` that opened the buffer (sent with the next prompt).
 local pending_selection = nil
+--- The file buffer the prompt buffer was last opened from (the user's file, for `pi_lsp.client`).
+local origin_buf = nil
 
 local function text_of(b)
   return vim.trim(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), '\n'))
@@ -94,6 +96,15 @@ local function create()
   return b
 end
 
+--- The name of the file buffer the prompt buffer `b` was opened from, or nil (`b` is not the
+--- prompt buffer, or it was opened from no file).
+function M.origin(b)
+  if b ~= bufnr or not origin_buf or not api.nvim_buf_is_valid(origin_buf) then
+    return nil
+  end
+  return api.nvim_buf_get_name(origin_buf)
+end
+
 --- The prompt buffer (created when missing).
 function M.buffer()
   if not bufnr or not api.nvim_buf_is_valid(bufnr) then
@@ -105,8 +116,12 @@ end
 --- Open the prompt buffer in a window above the current one and enter it (Insert mode when it
 --- is empty). `selection` (or nil) goes along with the next prompt sent from it.
 function M.open(selection)
+  local current = api.nvim_get_current_buf()
   local b = M.buffer()
   pending_selection = selection or pending_selection
+  if current ~= b and vim.bo[current].buftype == '' and api.nvim_buf_get_name(current) ~= '' then
+    origin_buf = current
+  end
   local win = nil
   for _, w in ipairs(api.nvim_list_wins()) do
     if api.nvim_win_get_buf(w) == b then
