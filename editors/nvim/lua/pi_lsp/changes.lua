@@ -20,6 +20,7 @@ local client_mod = require('pi_lsp.client')
 local M = {}
 
 local api = vim.api
+local scratch_buffers = require('pi_lsp.scratch')
 local NAME = 'pi://changes'
 local HL = api.nvim_create_namespace('pi_lsp_changes')
 M.EXTERNAL = 'external'
@@ -46,16 +47,11 @@ local buf = nil
 local send -- defined below `call`
 
 local function buffer()
-  if buf and api.nvim_buf_is_valid(buf) then
+  local created
+  buf, created = scratch_buffers.named(NAME, 'pi_changes')
+  if not created then
     return buf
   end
-  buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, NAME)
-  vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].filetype = 'pi_changes'
-  vim.bo[buf].modifiable = false
   local keys = {
     k = M.keep,
     u = M.undo_hunk,

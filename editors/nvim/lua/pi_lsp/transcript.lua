@@ -20,6 +20,7 @@ local config = require('pi_lsp.config')
 local M = {}
 
 local api = vim.api
+local scratch_buffers = require('pi_lsp.scratch')
 local NAME = 'pi://transcript'
 local LOG_NAME = 'pi://log'
 local NS = api.nvim_create_namespace('pi_lsp_transcript')
@@ -54,29 +55,12 @@ end
 
 local in_text = false
 local log_lines = {}
-local scratch_bufs = {}
 
 --- Tool blocks by toolCallId: `{header = extmark id, n = detail line count, summary, state,
 --- suffix, tail = live output line count, approval = index of the approval line or nil}`.
 local blocks = {}
 --- toolCallIds of running calls, in start order.
 local running = {}
-
-local function scratch(name, filetype)
-  local b = scratch_bufs[name]
-  if b and api.nvim_buf_is_valid(b) then
-    return b
-  end
-  b = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(b, name)
-  vim.bo[b].buftype = 'nofile'
-  vim.bo[b].bufhidden = 'hide'
-  vim.bo[b].swapfile = false
-  vim.bo[b].filetype = filetype
-  vim.bo[b].modifiable = false
-  scratch_bufs[name] = b
-  return b
-end
 
 --- Window options that make the transcript readable (folds per tool call, wrapped text).
 function M.setup_window(win)
@@ -91,9 +75,8 @@ end
 
 --- The transcript buffer (created when missing).
 function M.buffer()
-  local existed = scratch_bufs[NAME] and api.nvim_buf_is_valid(scratch_bufs[NAME])
-  local b = scratch(NAME, 'pi_transcript')
-  if not existed then
+  local b, created = scratch_buffers.named(NAME, 'pi_transcript')
+  if created then
     vim.bo[b].syntax = 'markdown'
     api.nvim_create_autocmd('BufWinEnter', {
       buffer = b,
@@ -658,7 +641,7 @@ end
 
 --- :PiLog: the log buffer in a split (refreshed each time).
 function M.open_log()
-  local b = scratch(LOG_NAME, 'pi_log')
+  local b = scratch_buffers.named(LOG_NAME, 'pi_log')
   local lines = vim.deepcopy(log_lines)
   table.insert(lines, 1, 'pi-lsp log (window/logMessage); Neovim LSP log: ' .. vim.lsp.get_log_path())
   set_lines(b, 0, -1, lines)
