@@ -13,60 +13,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.editors.editor_support import REPO, Replay, editor_env, make_shim
+from tests.editors.vscode_support import EXTENSION, ensure_node_modules, npm_or_skip, run, run_workbench_harness
 
-EXTENSION = REPO / "editors" / "vscode"
-WORKBENCH = EXTENSION / "test-workbench"
-CODE_SERVER = EXTENSION / ".cache" / "code-server" / "node_modules" / ".bin" / "code-server"
-CHROMIUM = Path("/usr/bin/chromium")
-NPM_TIMEOUT_SECONDS = 600
 WORKBENCH_TIMEOUT_SECONDS = 240
 """Upper bound of the whole workbench run (the harness bounds itself at 180 s)."""
 
 pytestmark = pytest.mark.editor
 
 
-def _npm() -> str:
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("node/npm are not installed: the VS Code extension's tests are skipped on this machine")
-    return npm
-
-
-def _run(argv: list[str], cwd: Path, timeout: float = NPM_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def _ensure_node_modules(npm: str, folder: Path) -> None:
-    if not (folder / "node_modules").is_dir():
-        done = _run([npm, "ci", "--no-audit", "--no-fund"], folder)
-        assert done.returncode == 0, f"npm ci in {folder} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-
-
-@pytest.fixture(scope="module")
-def vsix() -> Path:
-    """Build and package the extension once per module; the path of ``pi-lsp.vsix``."""
-    npm = _npm()
-    _ensure_node_modules(npm, EXTENSION)
-    target = EXTENSION / "pi-lsp.vsix"
-    target.unlink(missing_ok=True)
-    done = _run([npm, "run", "package"], EXTENSION)
-    assert done.returncode == 0, f"npm run package failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    assert target.is_file(), done.stdout[-2000:]
-    return target
-
-
 def test_extension_unit_tests() -> None:
-    npm = _npm()
-    _ensure_node_modules(npm, EXTENSION)
-    done = _run([npm, "test"], EXTENSION)
+    npm = npm_or_skip()
+    ensure_node_modules(npm, EXTENSION)
+    done = run([npm, "test"], EXTENSION)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-6000:]
     assert "# fail 0" in output and "# pass 0" not in output, output[-3000:]
@@ -109,31 +72,10 @@ def test_real_workbench_view_prompt_approvals_edit_save_undo(request: pytest.Fix
             "SKIPPED LOUDLY: the real VS Code workbench test (code-server + headless Chromium) runs only "
             "with CI=true, after editors/vscode/ci-setup.sh installed chromium and code-server 4.100.3"
         )
-    missing = [str(p) for p in (CODE_SERVER, CHROMIUM) if not p.exists()]
-    assert not missing, f"CI=true but {missing} missing: run editors/vscode/ci-setup.sh first"
     vsix: Path = request.getfixturevalue("vsix")
-    npm = _npm()
-    _ensure_node_modules(npm, WORKBENCH)
-    shim = make_shim(tmp_path / "bin")
-    replay = Replay(WORKBENCH / "session.jsonl")
-    artifacts = tmp_path / "workbench"  # screenshots, logs, the workspace copy: kept by pytest for a look
-    artifacts.mkdir(parents=True)
-    env = editor_env(tmp_path, shim_dir=None, CODE_SERVER=str(CODE_SERVER), VSIX=str(vsix),
-                     PI_LSP_SERVER=str(shim), PI_BASE_URL=replay.url, E2E_DIR=str(artifacts),
-                     CHROMIUM=str(CHROMIUM), E2E_TIMEOUT_MS="180000")
-    env["PATH"] = os.pathsep.join([str(Path(shutil.which("node") or "node").parent), env["PATH"]])
-    try:
-        done = subprocess.run(["node", "run.js"], cwd=WORKBENCH, env=env, capture_output=True, text=True,
-                              timeout=WORKBENCH_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-    finally:
-        replay.stop()
-    output = done.stdout + done.stderr
-    divergences = [line for line in replay.stderr if line.startswith("replay:")]
-    assert done.returncode == 0, (
-        f"workbench test failed (exit {done.returncode}); artifacts (screenshot, logs) in {artifacts}\n"
-        f"{output[-12000:]}\n--- replay:\n" + "\n".join(replay.stderr[-40:])
-    )
-    assert "FAIL" not in output and "checks passed" in output, output[-4000:]
+    done = run_workbench_harness("run.js", "session.jsonl", tmp_path, vsix, harness_timeout_ms=180000,
+                                 timeout_seconds=WORKBENCH_TIMEOUT_SECONDS)
+    artifacts, divergences = done.artifacts, done.divergences
     assert not divergences, "the requests differed from the recording:\n" + "\n".join(divergences)
     for shot in ("approval.png", "steering.png", "transcript.png", "timeout.png", "changes.png"):  # taken and checked for their elements by run.js
         assert (artifacts / shot).stat().st_size > 0, shot

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.editors.editor_support import Replay, editor_env, make_shim
-from tests.editors.test_vscode import CHROMIUM, CODE_SERVER, WORKBENCH, _ensure_node_modules, _npm, vsix  # noqa: F401 (fixture)
+from tests.editors.vscode_support import run_workbench_harness
 
 KNOWLEDGE_TIMEOUT_SECONDS = 200
 """Upper bound of the whole workbench run (the harness bounds itself at 150 s)."""
@@ -39,31 +37,11 @@ def test_real_workbench_language_tools_and_diagnostics(request: pytest.FixtureRe
             "SKIPPED LOUDLY: the real VS Code workbench test of the language tools (code-server + headless "
             "Chromium + pylsp) runs only with CI=true, after editors/vscode/ci-setup.sh"
         )
-    missing = [str(p) for p in (CODE_SERVER, CHROMIUM) if not p.exists()]
-    assert not missing, f"CI=true but {missing} missing: run editors/vscode/ci-setup.sh first"
     pylsp = _pylsp()
     assert pylsp is not None, "CI=true but pylsp is missing: pip install -e '.[test]' installs python-lsp-server"
-    vsix_path: Path = request.getfixturevalue("vsix")
-    _ensure_node_modules(_npm(), WORKBENCH)
-    shim = make_shim(tmp_path / "bin")
-    replay = Replay(WORKBENCH / "knowledge-session.jsonl")
-    artifacts = tmp_path / "workbench"  # screenshots, logs, the workspace copy: kept by pytest for a look
-    artifacts.mkdir(parents=True)
-    env = editor_env(tmp_path, shim_dir=None, CODE_SERVER=str(CODE_SERVER), VSIX=str(vsix_path),
-                     PI_LSP_SERVER=str(shim), PI_BASE_URL=replay.url, PYLSP=str(pylsp), E2E_DIR=str(artifacts),
-                     CHROMIUM=str(CHROMIUM), E2E_TIMEOUT_MS="150000")
-    env["PATH"] = os.pathsep.join([str(Path(shutil.which("node") or "node").parent), env["PATH"]])
-    try:
-        done = subprocess.run(["node", "knowledge.js"], cwd=WORKBENCH, env=env, capture_output=True, text=True,
-                              timeout=KNOWLEDGE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-    finally:
-        replay.stop()
-    output = done.stdout + done.stderr
-    divergences = [line for line in replay.stderr if line.startswith("replay:")]
-    assert done.returncode == 0, (
-        f"workbench test failed (exit {done.returncode}); artifacts (screenshot, logs) in {artifacts}\n"
-        f"{output[-12000:]}\n--- replay:\n" + "\n".join(replay.stderr[-40:])
-    )
-    assert "FAIL" not in output and "checks passed" in output, output[-4000:]
+    vsix: Path = request.getfixturevalue("vsix")
+    done = run_workbench_harness("knowledge.js", "knowledge-session.jsonl", tmp_path, vsix, harness_timeout_ms=150000,
+                                 timeout_seconds=KNOWLEDGE_TIMEOUT_SECONDS, PYLSP=str(pylsp))
+    artifacts, divergences = done.artifacts, done.divergences
     assert not divergences, "what the model was told differed from the recording:\n" + "\n".join(divergences)
     assert (artifacts / "knowledge.png").stat().st_size > 0

@@ -22,17 +22,12 @@
 // Environment: CODE_SERVER, VSIX, PI_LSP_SERVER, PI_BASE_URL, PYLSP (the pylsp executable), E2E_DIR,
 // CHROMIUM (default /usr/bin/chromium).
 'use strict';
-const { chromium } = require('playwright-core');
-const { spawn, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const fs = require('fs');
-const net = require('net');
 const path = require('path');
+const { createHarness, envReader, waitUntil } = require('./workbench');
 
-const env = (name, fallback) => {
-  const value = process.env[name] || fallback;
-  if (!value) { console.error(`knowledge.js: set ${name}`); process.exit(2); }
-  return value;
-};
+const env = envReader('knowledge.js');
 const CODE_SERVER = env('CODE_SERVER');
 const VSIX = env('VSIX');
 const SERVER = env('PI_LSP_SERVER');
@@ -55,64 +50,9 @@ const renameText = (text) => text.replace(/\bgreet\b/g, 'welcome');
 const renamed = (name) => renameText(original(name));
 const PROMPT = 'Make app.py greet a name, then rename greet to welcome everywhere.';
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const checks = [];
-const check = (name, ok, detail) => {
-  checks.push({ name, ok: Boolean(ok) });
-  console.log(`${ok ? 'OK  ' : 'FAIL'} ${name}${ok ? '' : `\n     saw: ${JSON.stringify(detail)}`}`);
-  return Boolean(ok);
-};
-let page;
-let lastState = null;
-let csLog = '';
-let cs;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
-
-async function waitUntil(what, fn, ms, every = 250) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(every);
-  }
-}
-
-const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Open the quick input with F1, type `text`, pick the row whose label is exactly `label`. */
-async function pick(text, label) {
-  const input = page.locator('.quick-input-widget input.input');
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(text);
-  const row = page.locator('.quick-input-list .monaco-list-row')
-    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
-  await row.waitFor({ state: 'visible', timeout: 5000 });
-  await row.click();
-}
-
-/** Run the Pi extension's test-only command and read the state it wrote; null when not available yet. */
-async function reportState() {
-  fs.rmSync(STATE, { force: true });
-  try {
-    await pick('>Pi: Report State', 'Pi: Report State (test only)');
-    await waitUntil('state.json', () => fs.existsSync(STATE), 5000, 50);
-  } catch (error) {
-    await page.keyboard.press('Escape').catch(() => {});
-    return null;
-  }
-  lastState = JSON.parse(fs.readFileSync(STATE, 'utf8'));
-  return lastState;
-}
+const wb = createHarness({ dir: DIR, state: STATE, codeServer: CODE_SERVER, chromiumPath: CHROMIUM });
+const { check, pick, reportState, shoot } = wb;
+let page; // the workbench's page, once it is open
 
 const doc = (state, name) => state && state.documents.find((d) => path.basename(d.path) === name);
 
@@ -173,23 +113,8 @@ async function main() {
     throw new Error('install failed');
   }
 
-  const port = await freePort();
-  fs.writeFileSync(path.join(DIR, 'cs-config.yaml'), 'auth: none\ncert: false\n');
-  cs = spawn(CODE_SERVER, [
-    '--config', path.join(DIR, 'cs-config.yaml'), '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--extensions-dir', EXT, '--user-data-dir', UD, WS,
-  ], { env: { ...process.env, PI_VSCODE_TEST_STATE: STATE }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  cs.stdout.on('data', (d) => { csLog += d; });
-  cs.stderr.on('data', (d) => { csLog += d; });
-  let browser;
-  try {
-    await waitUntil('code-server to listen', () => csLog.includes('HTTP server listening'), 30000, 50);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu',
-      '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(WS)}`);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  await wb.withWorkbench({ ws: WS, ext: EXT, ud: UD }, async (opened) => {
+    page = opened;
 
     // No Python file is open yet, so the pylsp extension is not active: the first language request loads
     // app.py in the background, which activates it (onLanguage:python), and waits for it to attach.
@@ -271,71 +196,11 @@ async function main() {
       const undone = await waitUntil(`the undo in ${name}`, async () => {
         const d = doc(await reportState(), name);
         return d && d.text !== renamed(name) ? d : null;
-      }, 10000, 300).catch(() => doc(lastState, name));
+      }, 10000, 300).catch(() => doc(wb.lastState, name));
       check(`one undo in ${name} takes the whole rename back`, undone && undone.text === original(name), undone && undone.text);
     }
-  } catch (error) {
-    await screenshot();
-    throw error;
-  } finally {
-    if (checks.some((c) => !c.ok) || checks.length === 0) await screenshot();
-    if (browser) await browser.close().catch(() => {});
-    try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* already gone */ }
-    fs.writeFileSync(path.join(DIR, 'code-server.log'), csLog);
-  }
+  });
 }
 
-/** Screenshot into $E2E_DIR/`name`, checked for the elements (each visible inside the viewport), not pixels. */
-async function shoot(name, locators) {
-  const file = path.join(DIR, name);
-  const viewport = page.viewportSize();
-  let visible = 0;
-  for (const locator of locators) {
-    await locator.scrollIntoViewIfNeeded({ timeout: 5000 }).catch(() => {});
-  }
-  await page.screenshot({ path: file, timeout: 10000 });
-  for (const locator of locators) {
-    const box = await locator.boundingBox({ timeout: 5000 }).catch(() => null);
-    if (box && box.width > 0 && box.height > 0 && box.x >= 0 && box.y >= 0
-      && box.x + box.width <= viewport.width + 1 && box.y < viewport.height) visible += 1;
-  }
-  check(`screenshot ${name} shows ${locators.length} checked elements`, fs.statSync(file).size > 0 && visible === locators.length,
-    `${visible}/${locators.length} in view`);
-  console.log(`screenshot: ${file}`);
-}
 
-async function screenshot() {
-  if (!page) return;
-  const file = path.join(DIR, 'failure.png');
-  await page.screenshot({ path: file, timeout: 10000 }).then(() => console.log(`screenshot: ${file}`)).catch(() => {});
-}
-
-function report(error) {
-  if (error) console.log(`HARNESS ERROR: ${error.stack || error}`);
-  const failed = error || checks.length === 0 || checks.some((c) => !c.ok);
-  if (failed) {
-    console.log('--- last reported state ---');
-    console.log(lastState ? JSON.stringify({ ...lastState, transcript: undefined }, null, 1) : '(none)');
-    console.log('--- transcript ---');
-    console.log(lastState ? lastState.transcript : '(none)');
-    console.log('--- code-server log (tail) ---');
-    console.log(csLog.split('\n').slice(-40).join('\n'));
-  }
-  console.log(`${checks.filter((c) => c.ok).length}/${checks.length} checks passed${failed ? '; FAILED' : ''}`);
-  return failed ? 1 : 0;
-}
-
-const t0 = Date.now();
-const timer = setTimeout(async () => {
-  console.log(`HARNESS TIMEOUT after ${TIMEOUT_MS} ms`);
-  await screenshot();
-  report(new Error('timeout'));
-  try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* not started or gone */ }
-  fs.writeFileSync(path.join(DIR, 'code-server.log'), csLog);
-  process.exit(1);
-}, TIMEOUT_MS);
-main().then(() => report(null), (error) => report(error)).then((rc) => {
-  clearTimeout(timer);
-  console.log(`total ${Date.now() - t0} ms`);
-  process.exit(rc);
-});
+wb.runMain(main, TIMEOUT_MS);

@@ -35,17 +35,12 @@
 // Environment: CODE_SERVER, VSIX, PI_LSP_SERVER, PI_BASE_URL, E2E_DIR (created, must be writable),
 // CHROMIUM (default /usr/bin/chromium).
 'use strict';
-const { chromium } = require('playwright-core');
-const { spawn, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
 const fs = require('fs');
-const net = require('net');
 const path = require('path');
+const { createHarness, envReader, waitUntil } = require('./workbench');
 
-const env = (name, fallback) => {
-  const value = process.env[name] || fallback;
-  if (!value) { console.error(`run.js: set ${name}`); process.exit(2); }
-  return value;
-};
+const env = envReader('run.js');
 const CODE_SERVER = env('CODE_SERVER');
 const VSIX = env('VSIX');
 const SERVER = env('PI_LSP_SERVER');
@@ -67,64 +62,9 @@ const PROMPT3 = 'Clean up the build folder.';
 const CANCELLED = 'Never mind this one.';
 const STEER = 'Also say that the check passed.';
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const checks = [];
-const check = (name, ok, detail) => {
-  checks.push({ name, ok: Boolean(ok) });
-  console.log(`${ok ? 'OK  ' : 'FAIL'} ${name}${ok ? '' : `\n     saw: ${JSON.stringify(detail)}`}`);
-  return Boolean(ok);
-};
-let page;
-let lastState = null;
-let csLog = '';
-let cs;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
-
-async function waitUntil(what, fn, ms, every = 250) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(every);
-  }
-}
-
-const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Open the quick input with F1, type `text`, pick the row whose label is exactly `label`. */
-async function pick(text, label) {
-  const input = page.locator('.quick-input-widget input.input');
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('F1');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill(text);
-  const row = page.locator('.quick-input-list .monaco-list-row')
-    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
-  await row.waitFor({ state: 'visible', timeout: 5000 });
-  await row.click();
-}
-
-/** Run the test-only command and read the state it wrote; null when it is not available yet. */
-async function reportState() {
-  fs.rmSync(STATE, { force: true });
-  try {
-    await pick('>Pi: Report State', 'Pi: Report State (test only)');
-    await waitUntil('state.json', () => fs.existsSync(STATE), 5000, 50);
-  } catch (error) {
-    await page.keyboard.press('Escape').catch(() => {});
-    return null;
-  }
-  lastState = JSON.parse(fs.readFileSync(STATE, 'utf8'));
-  return lastState;
-}
+const wb = createHarness({ dir: DIR, state: STATE, codeServer: CODE_SERVER, chromiumPath: CHROMIUM });
+const { check, pick, reportState, shoot } = wb;
+let page; // the workbench's page, once it is open
 
 const doc = (state, name) => state.documents.find((d) => path.basename(d.path) === name);
 
@@ -142,23 +82,8 @@ async function main() {
     throw new Error('install failed');
   }
 
-  const port = await freePort();
-  fs.writeFileSync(path.join(DIR, 'cs-config.yaml'), 'auth: none\ncert: false\n');
-  cs = spawn(CODE_SERVER, [
-    '--config', path.join(DIR, 'cs-config.yaml'), '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--extensions-dir', EXT, '--user-data-dir', UD, WS,
-  ], { env: { ...process.env, PI_VSCODE_TEST_STATE: STATE }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  cs.stdout.on('data', (d) => { csLog += d; });
-  cs.stderr.on('data', (d) => { csLog += d; });
-  let browser;
-  try {
-    await waitUntil('code-server to listen', () => csLog.includes('HTTP server listening'), 30000, 50);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu',
-      '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(WS)}`);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  await wb.withWorkbench({ ws: WS, ext: EXT, ud: UD }, async (opened) => {
+    page = opened;
 
     // Quick open finds files once the workbench has indexed the folder: retry until it does.
     await waitUntil('quick open to find greeting.py', () => pick('greeting.py', 'greeting.py').then(() => true, () => false), 60000, 500);
@@ -360,7 +285,7 @@ async function main() {
       const s = await reportState();
       const d = s && doc(s, 'greeting.py');
       return d && d.text !== EXPECTED ? s : null;
-    }, 10000, 300).catch(() => lastState);
+    }, 10000, 300).catch(() => wb.lastState);
     const u = doc(undone, 'greeting.py');
     check('one undo reverts the agent\'s edit in the buffer', u && u.text === ORIGINAL, u && u.text);
     check('after the undo the disk still holds the saved edit', fs.readFileSync(path.join(WS, 'greeting.py'), 'utf8') === EXPECTED);
@@ -402,7 +327,7 @@ async function main() {
       const s = await reportState();
       const d = s && doc(s, 'NOTES.md');
       return d && d.text === '# Notes\n\n## Changes\n' ? s : null;
-    }, 15000, 300).catch(() => lastState);
+    }, 15000, 300).catch(() => wb.lastState);
     check('Undo on the hunk reverts NOTES.md\'s document in the editor', doc(reverted, 'NOTES.md')
       && doc(reverted, 'NOTES.md').text === '# Notes\n\n## Changes\n', doc(reverted, 'NOTES.md'));
     check('the user\'s own text in greeting.py is left alone', doc(reverted, 'greeting.py').text === ORIGINAL, doc(reverted, 'greeting.py'));
@@ -410,15 +335,7 @@ async function main() {
     check('the view refreshed: the hunk is reverted', /reverted/.test(await rowText('greet() ends')), await rows.allTextContents());
     await shoot('changes.png', [row('greeting.py'), row('NOTES.md'), notesHunk, diffTab]);
     console.log(`review part: ${Date.now() - reviewStarted} ms`);
-  } catch (error) {
-    await screenshot();
-    throw error;
-  } finally {
-    if (checks.some((c) => !c.ok) || checks.length === 0) await screenshot();
-    if (browser) await browser.close().catch(() => {});
-    try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* already gone */ }
-    fs.writeFileSync(path.join(DIR, 'code-server.log'), csLog);
-  }
+  });
 }
 
 function writeSettings(extra) {
@@ -478,60 +395,5 @@ const piStatusItem = () => statusItems().filter({ hasText: /^\s*Pi\s*$/ });
 const statusWaiting = () => statusItems().filter({ hasText: 'Pi: waiting for approval' });
 const approvalToast = () => page.locator('.notifications-toasts .notification-toast', { hasText: 'Pi is waiting for your approval' });
 
-/**
- * Screenshot of the workbench into $E2E_DIR/`name`, checked for the elements (not pixels): each
- * locator must be visible and lie inside the captured viewport (scrolled into view first).
- */
-async function shoot(name, locators) {
-  const file = path.join(DIR, name);
-  const viewport = page.viewportSize();
-  let visible = 0;
-  for (const locator of locators) {
-    await locator.scrollIntoViewIfNeeded({ timeout: 5000 }).catch(() => {});
-  }
-  await page.screenshot({ path: file, timeout: 10000 });
-  for (const locator of locators) {
-    const box = await locator.boundingBox({ timeout: 5000 }).catch(() => null);
-    if (box && box.width > 0 && box.height > 0 && box.x >= 0 && box.y >= 0
-      && box.x + box.width <= viewport.width + 1 && box.y < viewport.height) visible += 1;
-  }
-  check(`screenshot ${name} shows ${locators.length} checked elements`, fs.statSync(file).size > 0 && visible === locators.length,
-    `${visible}/${locators.length} in view`);
-  console.log(`screenshot: ${file}`);
-}
 
-async function screenshot() {
-  if (!page) return;
-  const file = path.join(DIR, 'failure.png');
-  await page.screenshot({ path: file, timeout: 10000 }).then(() => console.log(`screenshot: ${file}`)).catch(() => {});
-}
-
-function report(error) {
-  if (error) console.log(`HARNESS ERROR: ${error.stack || error}`);
-  const failed = error || checks.length === 0 || checks.some((c) => !c.ok);
-  if (failed) {
-    console.log('--- last reported state ---');
-    console.log(lastState ? JSON.stringify({ ...lastState, transcript: undefined }, null, 1) : '(none)');
-    console.log('--- transcript ---');
-    console.log(lastState ? lastState.transcript : '(none)');
-    console.log('--- code-server log (tail) ---');
-    console.log(csLog.split('\n').slice(-40).join('\n'));
-  }
-  console.log(`${checks.filter((c) => c.ok).length}/${checks.length} checks passed${failed ? '; FAILED' : ''}`);
-  return failed ? 1 : 0;
-}
-
-const t0 = Date.now();
-const timer = setTimeout(async () => {
-  console.log(`HARNESS TIMEOUT after ${TIMEOUT_MS} ms`);
-  await screenshot();
-  report(new Error('timeout'));
-  try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* not started or gone */ }
-  fs.writeFileSync(path.join(DIR, 'code-server.log'), csLog);
-  process.exit(1);
-}, TIMEOUT_MS);
-main().then(() => report(null), (error) => report(error)).then((rc) => {
-  clearTimeout(timer);
-  console.log(`total ${Date.now() - t0} ms`);
-  process.exit(rc);
-});
+wb.runMain(main, TIMEOUT_MS);
