@@ -38,16 +38,17 @@ from tests.editors.editor_support import (
 
 GREET = 'def greet():\n    return "hi"\n\n\ndef bye():\n    return "bye"\n'
 CHANGELOG = "# Changelog\n\n## 0.1.0\n- first release\n"
+FILES = {"greet.py": GREET, "CHANGELOG.md": CHANGELOG, "closed.txt": "first\nsecond\n", "data.txt": "v1\n"}
+NOTES = {"notes.txt": "one\ntwo\nthree\nfour\nfive\n"}
 
 
-def _workspace(tmp_path: Path) -> Path:
+def _workspace(tmp_path: Path, files: dict[str, str] = FILES) -> Path:
+    """``tmp_path/ws``, a project (``.git`` marks its root) holding ``files`` (relative path -> text)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".git").mkdir()
-    (ws / "greet.py").write_text(GREET, encoding="utf-8")
-    (ws / "CHANGELOG.md").write_text(CHANGELOG, encoding="utf-8")
-    (ws / "closed.txt").write_text("first\nsecond\n", encoding="utf-8")
-    (ws / "data.txt").write_text("v1\n", encoding="utf-8")
+    for name, text in files.items():
+        (ws / name).write_text(text, encoding="utf-8")
     return ws
 
 
@@ -56,6 +57,35 @@ def _require(name: str, package: str) -> str:
     if os.environ.get("CI") == "true" and shutil.which(name) is None:
         pytest.fail(f"{name} is missing under CI=true; .ci/run installs it (apt-get install {package})")
     return require_program(name, package)
+
+
+def _batch_scenario_passes(emacs: str, tmp_path: Path, ws: Path, script: str, label: str, *,
+                           session: str | None = None, **env: str) -> list[str]:
+    """Run ``emacs --batch -l editors/emacs/tests/<script>`` in ``ws`` (the ``pi-lsp`` shim on
+    ``PATH``, the result file in ``PI_TEST_RESULT``, ``env`` added) and assert every check passed.
+
+    With ``session`` (a file of ``tests/editors/sessions``), ``pi-lsp replay`` of it plays the model
+    (its URL in ``PI_TEST_URL``) and is stopped once Emacs exits. Prints ``label`` and the seconds
+    taken. Returns the replay's stderr lines (empty without ``session``).
+    """
+    result = tmp_path / "result.json"
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / session) if session else None
+    started = time.monotonic()
+    try:
+        if replay:
+            env = dict(env, PI_TEST_URL=replay.url)
+        environment = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                                 PI_TEST_RESULT=str(result), **env)
+        rc, data, output = run_editor(
+            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / script)], cwd=ws, env=environment, result=result,
+        )
+    finally:
+        if replay:
+            replay.stop()
+    assert_passed(rc, data, output, replay)
+    print(f"{label}: {time.monotonic() - started:.1f} s")
+    return replay.stderr if replay else []
 
 
 @pytest.mark.parametrize("with_eglot", [False, True], ids=["alone", "beside-eglot-pylsp"])
@@ -68,23 +98,13 @@ def test_every_buffer_synced_edits_land_in_buffers(tmp_path: Path, with_eglot: b
         _require("pylsp", "python3-pylsp elpa-eglot")
         extra["PI_TEST_EGLOT_SERVER"] = "pylsp"
     ws = _workspace(tmp_path)
-    result = tmp_path / "result.json"
-    make_shim(tmp_path / "bin")
-    replay = Replay(SESSIONS / "emacs_edits.jsonl")
-    started = time.monotonic()
-    try:
-        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result), **extra)
-        rc, data, output = run_editor(
-            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-test.el")], cwd=ws, env=env, result=result,
-        )
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    replay_stderr = _batch_scenario_passes(
+        emacs, tmp_path, ws, "pi-lsp-test.el", f"emacs batch scenario ({'with' if with_eglot else 'without'} eglot)",
+        session="emacs_edits.jsonl", **extra,
+    )
     assert (ws / "greet.py").read_text(encoding="utf-8").endswith('return "ciao"\n')
     assert "- my unsaved note" in (ws / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
-    print(f"emacs batch scenario ({'with' if with_eglot else 'without'} eglot): {time.monotonic() - started:.1f} s")
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
 def test_review_and_rewind_in_the_changes_buffer(tmp_path: Path) -> None:
@@ -95,25 +115,10 @@ def test_review_and_rewind_in_the_changes_buffer(tmp_path: Path) -> None:
     the user's text, T (after asking) reverts the turn:
     the created file goes, the conflict stays; C-u shows the session ``external``."""
     emacs = _require("emacs", "emacs-nox")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".git").mkdir()
-    (ws / "notes.txt").write_text("one\ntwo\nthree\nfour\nfive\n", encoding="utf-8")
-    result = tmp_path / "result.json"
-    make_shim(tmp_path / "bin")
-    replay = Replay(SESSIONS / "emacs_changes.jsonl")
-    started = time.monotonic()
-    try:
-        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
-        rc, data, output = run_editor(
-            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-changes-test.el")], cwd=ws, env=env, result=result,
-        )
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws = _workspace(tmp_path, NOTES)
+    _batch_scenario_passes(emacs, tmp_path, ws, "pi-lsp-changes-test.el", "emacs review and rewind",
+                           session="emacs_changes.jsonl")
     assert not (ws / "made.txt").exists()
-    print(f"emacs review and rewind: {time.monotonic() - started:.1f} s")
 
 
 def test_review_before_apply_in_a_diff_buffer(tmp_path: Path) -> None:
@@ -121,22 +126,9 @@ def test_review_before_apply_in_a_diff_buffer(tmp_path: Path) -> None:
     as a diff-mode buffer; ``a`` accepts the first hunk, ``R`` rejects the second with a reason and
     sends; only the accepted hunk lands; ``X`` rejects the write that follows, creating nothing."""
     emacs = _require("emacs", "emacs-nox")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".git").mkdir()
-    (ws / "notes.txt").write_text("one\ntwo\nthree\nfour\nfive\n", encoding="utf-8")
-    result = tmp_path / "result.json"
-    make_shim(tmp_path / "bin")
-    replay = Replay(SESSIONS / "emacs_review.jsonl")
-    try:
-        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
-        rc, data, output = run_editor(
-            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-review-test.el")], cwd=ws, env=env, result=result,
-        )
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws = _workspace(tmp_path, NOTES)
+    _batch_scenario_passes(emacs, tmp_path, ws, "pi-lsp-review-test.el", "emacs review before apply",
+                           session="emacs_review.jsonl")
     assert (ws / "notes.txt").read_text(encoding="utf-8") == "ONE\ntwo\nthree\nfour\nfive\n"
     assert not (ws / "made.txt").exists()
 
@@ -221,10 +213,7 @@ def test_approvals_in_a_terminal(tmp_path: Path) -> None:
     says what happened."""
     emacs = _require("emacs", "emacs-nox")
     _require("tmux", "tmux")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".git").mkdir()
-    (ws / "notes.txt").write_text("notes\n", encoding="utf-8")
+    ws = _workspace(tmp_path, {"notes.txt": "notes\n"})
     for folder in ("build", "build2", "build3"):
         (ws / folder).mkdir()
         (ws / folder / "out.o").write_text("x", encoding="utf-8")
@@ -277,26 +266,11 @@ def test_steer_queue_stop_and_cancel_while_the_agent_runs(tmp_path: Path) -> Non
     steered and queued through the real ``read-multiple-choice``; each reaches the model when it
     should (the replay checks each request, the journal lists every user message sent)."""
     emacs = _require("emacs", "emacs-nox")
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".git").mkdir()
-    (ws / "notes.txt").write_text("notes\n", encoding="utf-8")
-    result = tmp_path / "result.json"
-    make_shim(tmp_path / "bin")
-    replay = Replay(SESSIONS / "steering.jsonl")
-    started = time.monotonic()
-    try:
-        env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                         PI_TEST_URL=replay.url, PI_TEST_RESULT=str(result))
-        rc, data, output = run_editor(
-            [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-steering-test.el")], cwd=ws, env=env, result=result,
-        )
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    ws = _workspace(tmp_path, {"notes.txt": "notes\n"})
+    replay_stderr = _batch_scenario_passes(emacs, tmp_path, ws, "pi-lsp-steering-test.el", "emacs steering",
+                                           session="steering.jsonl")
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
     assert journal_user_messages(tmp_path / "journals") == ["run the job", "use staging", "then run the tests", "second job"]
-    print(f"emacs steering: {time.monotonic() - started:.1f} s")
 
 
 def test_invalid_settings_in_one_message_and_a_prompt_from_outside_names_its_workspace(tmp_path: Path) -> None:
@@ -307,13 +281,5 @@ def test_invalid_settings_in_one_message_and_a_prompt_from_outside_names_its_wor
     outside = tmp_path / "x" / "a.txt"
     outside.parent.mkdir()
     outside.write_text("notes\n", encoding="utf-8")
-    result = tmp_path / "result.json"
-    make_shim(tmp_path / "bin")
-    started = time.monotonic()
-    env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
-                     PI_TEST_RESULT=str(result), PI_TEST_OUTSIDE=str(outside))
-    rc, data, output = run_editor(
-        [emacs, "--batch", "-l", str(EMACS_DIR / "tests" / "pi-lsp-outside-test.el")], cwd=ws, env=env, result=result,
-    )
-    assert_passed(rc, data, output, None)
-    print(f"emacs outside/settings: {time.monotonic() - started:.1f} s")
+    _batch_scenario_passes(emacs, tmp_path, ws, "pi-lsp-outside-test.el", "emacs outside/settings",
+                           PI_TEST_OUTSIDE=str(outside))

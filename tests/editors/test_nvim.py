@@ -5,6 +5,7 @@ command line ends in ``cquit 3`` and runs under ``timeout``, so a Lua error or a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,169 +70,119 @@ def run_scenario(nvim: str, tmp_path: Path, script: str, *, shim: bool = True, a
     return run_editor(argv, cwd=ws, env=environment, result=result), ws
 
 
-def test_prompt_edits_buffers_and_files_saves_asks_and_undoes(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_edits.jsonl")
+def scenario_passes(nvim: str, tmp_path: Path, script: str, *, session: str | None = None,
+                    chunk_delay_ms: float = 0, **options: Any) -> tuple[Path, list[str]]:
+    """:func:`run_scenario` (``options`` go to it) and assert every check passed; ``(ws, replay stderr lines)``.
+
+    With ``session`` (a file of ``tests/editors/sessions``), ``pi-lsp replay`` of it (chunks
+    ``chunk_delay_ms`` apart) plays the model, its URL in ``PI_TEST_URL``, and is stopped once
+    Neovim exits; without it the stderr lines are empty.
+    """
+    replay = Replay(SESSIONS / session, chunk_delay_ms=chunk_delay_ms) if session else None
     try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "prompt_edits.lua", PI_TEST_URL=replay.url)
+        if replay:
+            options = dict(options, PI_TEST_URL=replay.url)
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, script, **options)
     finally:
-        replay.stop()
+        if replay:
+            replay.stop()
     assert_passed(rc, data, output, replay)
+    return ws, replay.stderr if replay else []
+
+
+def test_prompt_edits_buffers_and_files_saves_asks_and_undoes(nvim: str, tmp_path: Path) -> None:
+    ws, replay_stderr = scenario_passes(nvim, tmp_path, "prompt_edits.lua", session="nvim_edits.jsonl")
     # what the scenario saw, double-checked from outside the editor
     assert (ws / "greet.py").read_text(encoding="utf-8").endswith('return "ciao"\n')
     assert (ws / "closed.txt").read_text(encoding="utf-8") == "first\nSECOND\n"
     assert (ws / "dirty.txt").read_text(encoding="utf-8") == "alpha\nbeta\n"
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
 def test_pi_lsp_missing_from_path(nvim: str, tmp_path: Path) -> None:
-    (rc, data, output), _ = run_scenario(nvim, tmp_path, "missing_server.lua", shim=False)
-    assert_passed(rc, data, output)
+    scenario_passes(nvim, tmp_path, "missing_server.lua", shim=False)
 
 
 def test_server_crash_mid_run(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_crash.jsonl")
-    try:
-        (rc, data, output), _ = run_scenario(nvim, tmp_path, "server_crash.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr  # selection sent
+    _, replay_stderr = scenario_passes(nvim, tmp_path, "server_crash.lua", session="nvim_crash.jsonl")
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr  # selection sent
 
 
 def test_prompt_while_another_runs(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_busy.jsonl", chunk_delay_ms=150)
-    try:
-        (rc, data, output), _ = run_scenario(nvim, tmp_path, "busy_prompt.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    scenario_passes(nvim, tmp_path, "busy_prompt.lua", session="nvim_busy.jsonl", chunk_delay_ms=150)
 
 
 def test_reload_documents_before_an_edit(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_reload.jsonl")
-    try:
-        (rc, data, output), _ = run_scenario(nvim, tmp_path, "reload.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    scenario_passes(nvim, tmp_path, "reload.lua", session="nvim_reload.jsonl")
 
 
 def test_document_state_keeps_a_buffer_marked_modified_unsaved(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_state.jsonl")
-    try:
-        (rc, data, output), _ = run_scenario(
-            nvim, tmp_path, "document_state.lua", after_startup=True, PI_TEST_URL=replay.url
-        )
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    _, replay_stderr = scenario_passes(nvim, tmp_path, "document_state.lua", session="nvim_state.jsonl",
+                                       after_startup=True)
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
 def test_approval_prompt_esc_denies_at_once_and_read_only_has_a_default(nvim: str, tmp_path: Path) -> None:
     (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
-    replay = Replay(SESSIONS / "nvim_approvals.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approvals.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, replay_stderr = scenario_passes(nvim, tmp_path, "approvals.lua", session="nvim_approvals.jsonl")
     assert not (ws / "denied.txt").exists()
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
 def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_approval_timeout.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approval_timeout.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, replay_stderr = scenario_passes(nvim, tmp_path, "approval_timeout.lua", session="nvim_approval_timeout.jsonl")
     assert not (ws / "late.txt").exists()
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
 def test_transcript_folds_diffs_live_output_and_the_prompt_buffer(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_transcript.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "transcript.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, replay_stderr = scenario_passes(nvim, tmp_path, "transcript.lua", session="nvim_transcript.jsonl")
     assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
 def test_pi_changes_lists_keeps_and_undoes_hunks_without_forcing_a_conflict(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_changes.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "changes.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, _ = scenario_passes(nvim, tmp_path, "changes.lua", session="nvim_changes.jsonl")
     assert not (ws / "notes.txt").exists()  # T deleted the file the agent created
 
 
 def test_a_prompt_without_a_model_says_why_in_the_transcript(nvim: str, tmp_path: Path) -> None:
-    (rc, data, output), _ = run_scenario(nvim, tmp_path, "no_model.lua")
-    assert_passed(rc, data, output, None)
+    scenario_passes(nvim, tmp_path, "no_model.lua")
 
 
 def test_review_before_apply_accepts_and_rejects_hunks_in_the_float(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_review.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "review.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, _ = scenario_passes(nvim, tmp_path, "review.lua", session="nvim_review.jsonl")
     assert (ws / "greet.py").read_text(encoding="utf-8") == 'def greet():\n    return "hello"\n\n\ndef bye():\n    return "bye"\n'
     assert not (ws / "notes.txt").exists()
 
 
 def test_a_review_nobody_answers_is_withdrawn_and_writes_nothing(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_review_timeout.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "review_timeout.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, _ = scenario_passes(nvim, tmp_path, "review_timeout.lua", session="nvim_review_timeout.jsonl")
     assert 'return "hi"' in (ws / "greet.py").read_text(encoding="utf-8")
 
 
 def test_pi_changes_p_undoes_only_the_last_prompt(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "nvim_prompts.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "prompt_undo.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
+    ws, _ = scenario_passes(nvim, tmp_path, "prompt_undo.lua", session="nvim_prompts.jsonl")
     assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")
 
 
 def test_steer_queue_and_cancel_a_prompt_while_the_agent_runs(nvim: str, tmp_path: Path) -> None:
-    replay = Replay(SESSIONS / "steering.jsonl")
-    try:
-        (rc, data, output), ws = run_scenario(nvim, tmp_path, "steering.lua", PI_TEST_URL=replay.url)
-    finally:
-        replay.stop()
-    assert_passed(rc, data, output, replay)
-    assert not [line for line in replay.stderr if "turn" in line], replay.stderr  # each request carried its message
+    _, replay_stderr = scenario_passes(nvim, tmp_path, "steering.lua", session="steering.jsonl")
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr  # each request carried its message
     users = journal_user_messages(tmp_path / "journals")
     # the cancelled draft, "stop here" and the undelivered message never reached the model
     assert users == ["run the job", "use staging", "then run the tests", "second job"], users
 
 
 def test_invalid_settings_are_all_shown_once_and_pi_says_the_model_is_invalid(nvim: str, tmp_path: Path) -> None:
-    (rc, data, output), _ = run_scenario(nvim, tmp_path, "invalid_settings.lua")
-    assert_passed(rc, data, output, None)
+    scenario_passes(nvim, tmp_path, "invalid_settings.lua")
 
 
 def test_a_prompt_from_a_file_outside_names_the_workspace_it_went_to(nvim: str, tmp_path: Path) -> None:
     outside = tmp_path / "x" / "a.txt"
     outside.parent.mkdir()
     outside.write_text("notes\n", encoding="utf-8")
-    (rc, data, output), _ = run_scenario(nvim, tmp_path, "outside_workspace.lua", PI_TEST_OUTSIDE=str(outside))
-    assert_passed(rc, data, output, None)
+    scenario_passes(nvim, tmp_path, "outside_workspace.lua", PI_TEST_OUTSIDE=str(outside))
 
 
 def test_invalid_settings_are_all_on_screen_at_once(nvim: str, tmp_path: Path) -> None:
