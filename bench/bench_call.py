@@ -166,7 +166,7 @@ def _report(
     ratio = m_ours / m_floor
     verdict = "meets" if ratio <= goal else "MISSES"
     line = f"  ratio (wall) x{ratio:.2f} of the floor ({verdict} <= {goal}x)"
-    if ours.calls and floor.calls:
+    if ours.calls and floor.calls and floor.cpu_us() > 0:  # 0: fewer calls than one clock tick of CPU
         line += f"; ratio (server CPU) x{ours.cpu_us() / floor.cpu_us():.2f}"
     print(line)
     for side in others:

@@ -185,6 +185,14 @@ async def run(rounds: int, root: Path) -> None:
         if f"find: Pi @{size}" in median:
             line += f", x{ours / median[f'find: Pi @{size}']:.2f} Pi"
         print(line)
+    print("goals (issue 21: <= 1.0x Pi, <= 1.15x the floor; floors: rg parallel for grep, fd for find):")
+    for size in SIZES:
+        for tool, floor in (("grep", "grep: rg (parallel)"), ("find", "find: fd (Pi's args)")):
+            ours = median[f"{tool}: pi-lsp @{size}"]
+            parts = [_verdict(ours / median[f"{floor} @{size}"], 1.15, "the floor")] if f"{floor} @{size}" in median else []
+            if f"{tool}: Pi @{size}" in median:
+                parts.append(_verdict(ours / median[f"{tool}: Pi @{size}"], 1.0, "Pi"))
+            print(f"  {tool} at {size} files: " + ", ".join(parts or ["no floor or Pi measured"]))
     print("CPU: pi-lsp over its floor (rg parallel for grep, rg --files for find):")
     for size in SIZES:
         grep_cpu = median[f"cpu grep: pi-lsp @{size}"] / median[f"cpu grep: rg (parallel) @{size}"]
@@ -196,6 +204,11 @@ async def run(rounds: int, root: Path) -> None:
         small, big = median.get(f"{name} @{SIZES[0]}"), median.get(f"{name} @{SIZES[1]}")
         if small and big:
             print(f"  {name:24s} x{big / small:.1f}")
+
+
+def _verdict(ratio: float, goal: float, against: str) -> str:
+    """``x0.95 Pi (meets <= 1.0x)``: one ratio against its goal, in the words bench_goals.py collects."""
+    return f"x{ratio:.2f} {against} ({'meets' if ratio <= goal else 'MISSES'} <= {goal}x)"
 
 
 def main() -> None:
