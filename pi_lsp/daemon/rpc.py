@@ -13,16 +13,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
-from pi_lsp.agent.tool import describe_tool
 from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
-from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
+
+if TYPE_CHECKING:  # imported where used: answering ``initialize`` needs none of them (issue 21)
+    from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ SESSIONS = "pi/sessions"
 STEER = "pi/steer"
 FOLLOW_UP = "pi/followUp"
 HEALTH = "pi/health"
+DIAGNOSTICS_CHANGED = "pi/diagnosticsChanged"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""
@@ -51,17 +53,15 @@ REQUEST_FAILED = -32803
 EXTERNAL_SESSION = "external"
 """``sessionId`` of the events of tool calls that arrive over ``pi/executeToolCall(s)``."""
 
-_STOP_REASONS: tuple[str, ...] = get_args(StopReason)
-
-
 class PiProtocol(RobustLanguageServerProtocol):
-    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with five changes.
+    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with six changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
     - ``exit`` asks the transport to stop instead of calling ``sys.exit`` inside a handler.
     - an expected JSON-RPC error of a request is logged as one WARNING line, without traceback.
     - :meth:`reply_sent` tells when a request's response has been written.
+    - a session that ``initialize`` deferred is built before the next message is handled.
     """
 
     _server: Any  # the PiLanguageServer: tool_signals, request_exit(code)
@@ -90,6 +90,11 @@ class PiProtocol(RobustLanguageServerProtocol):
         if (handler := self.fm.features.get(types.EXIT)) is not None:
             yield handler, args, None
         self._server.request_exit(0 if self._shutdown else 1)
+
+    def handle_message(self, msg: Any) -> None:
+        # the session announced by initialize is built before anything else is handled (issue 21)
+        self._server.start_pending_session()
+        super().handle_message(msg)
 
     def reply_sent(self, msg_id: Any) -> "asyncio.Future[None]":
         """A future resolved once the response to request ``msg_id`` has been written: a command's
@@ -168,6 +173,8 @@ def _tool_call(method: str, raw: Any, where: str) -> ToolCall:
     if not isinstance(name, str):
         raise invalid_params(method, f"{where}.name must be a string")
     arguments = call.get("arguments", {})
+    from pi_lsp.llm.types import ToolCall
+
     return ToolCall(id=call_id, name=name, arguments={} if arguments is None else arguments)
 
 
@@ -192,8 +199,10 @@ def parse_execute_tool_calls(params: Any) -> tuple[list[ToolCall], StopReason | 
         for index, raw in enumerate(raw_calls)
     ]
     stop_reason = obj.get("stopReason")
-    if stop_reason is not None and stop_reason not in _STOP_REASONS:
-        allowed = ", ".join(_STOP_REASONS)
+    from pi_lsp.llm.types import StopReason
+
+    if stop_reason is not None and stop_reason not in get_args(StopReason):
+        allowed = ", ".join(get_args(StopReason))
         raise invalid_params(EXECUTE_TOOL_CALLS, f"stopReason must be one of {allowed}")
     return calls, stop_reason
 
@@ -321,6 +330,8 @@ def request_failed(method: str, message: str) -> JsonRpcException:
 
 def wire(message: ToolResultMessage) -> dict[str, Any]:
     """A tool result as it goes on the wire (camelCase keys, ``None`` left out)."""
+    from pi_lsp.llm.types import to_wire
+
     return to_wire(message)
 
 
@@ -332,6 +343,8 @@ def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:
     ``unavailable`` is the reason a tool cannot work in this session (a language tool whose method
     the editor does not offer, issue 17), given whether it is active or not.
     """
+    from pi_lsp.agent.tool import describe_tool
+
     listing = []
     for name, tool in tools.items():
         entry = describe_tool(tool, name in active)
