@@ -23,19 +23,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-if TYPE_CHECKING:  # the code action table is read before the initialize reply; these load later (issue 21)
-    from pi_lsp.changes.change_set import FileChangeSet
-    from pi_lsp.changes.journal import ChangeJournal
-    from pi_lsp.tools.file_io.file_access import FileAccess
+from pi_lsp.changes.change_set import FileChangeSet, build, paths
+from pi_lsp.changes.journal import ChangeJournal
+from pi_lsp.changes.revert import current_contents
+from pi_lsp.daemon.command_names import KIND_REVERT, REVERT_HUNK, REVERT_TURN
+from pi_lsp.daemon.command_names import REVERT_COMMANDS as COMMANDS
+from pi_lsp.tools.file_io.file_access import FileAccess
 
-REVERT_HUNK = "pi.revertHunk"
-REVERT_TURN = "pi.revertTurn"
-COMMANDS = (REVERT_HUNK, REVERT_TURN)
-KIND_REVERT = "refactor.pi.revert"
 HUNK_TITLE = "Pi: undo this agent hunk"
 TURN_TITLE = "Pi: undo the last turn"
 
@@ -116,9 +114,6 @@ def parse_revert_argument(command: str, arguments: list[Any]) -> tuple[str, str 
 async def _entries(
     journal: ChangeJournal, files: FileAccess, session_id: str, turn: int | None, only_paths: list[str] | None
 ) -> list[FileChangeSet]:
-    from pi_lsp.changes.change_set import build, paths
-    from pi_lsp.changes.revert import current_contents
-
     targets = paths(journal, session_id, turn) if only_paths is None else only_paths
     now = await current_contents(files, targets)
     entries = build(journal, session_id, turn, {p: data for p, (data, _) in now.items()})

@@ -95,7 +95,8 @@ write = pygls.io_.StdoutWriter.write
 def first_write(self, data):
     loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pydantic" or m.startswith((
         "pi_lsp.tools", "pi_lsp.agent.tool", "pi_lsp.daemon.tool_host", "pi_lsp.daemon.settings",
-        "pi_lsp.policy", "pi_lsp.changes", "pi_lsp.llm.types", "pi_lsp.daemon.commands")))
+        "pi_lsp.policy", "pi_lsp.changes", "pi_lsp.llm.types", "pi_lsp.daemon.commands",
+        "pi_lsp.daemon.code_actions", "pi_lsp.daemon.change_actions")))
     sys.stderr.write("LOADED " + " ".join(loaded) + "\n")
     pygls.io_.StdoutWriter.write = write
     return write(self, data)
