@@ -21,6 +21,7 @@ from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
 from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
+from pi_lsp.daemon.read_nudge import DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING, NUDGE, ReadNudge
 
 if TYPE_CHECKING:  # imported where used: answering ``initialize`` needs none of them (issue 21)
     from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage
@@ -54,7 +55,7 @@ EXTERNAL_SESSION = "external"
 """``sessionId`` of the events of tool calls that arrive over ``pi/executeToolCall(s)``."""
 
 class PiProtocol(RobustLanguageServerProtocol):
-    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with six changes.
+    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with seven changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
@@ -62,6 +63,8 @@ class PiProtocol(RobustLanguageServerProtocol):
     - an expected JSON-RPC error of a request is logged as one WARNING line, without traceback.
     - :meth:`reply_sent` tells when a request's response has been written.
     - a session that ``initialize`` deferred is built before the next message is handled.
+    - :attr:`nudge` writes ``$/pi/nudge`` when the client may be sitting on messages it read
+      together with a reply (Emacs 28's jsonrpc.el; :mod:`pi_lsp.daemon.read_nudge`).
     """
 
     _server: Any  # the PiLanguageServer: tool_signals, request_exit(code)
@@ -69,6 +72,23 @@ class PiProtocol(RobustLanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._reply_waiters: dict[Any, asyncio.Future[None]] = {}
+        self.nudge = ReadNudge(lambda: self.notify(NUDGE, {}), self._nudge_timing)
+
+    def _nudge_timing(self) -> tuple[float, int]:
+        settings = getattr(self._server, "_settings", None)  # None until the session parsed them
+        if settings is None:
+            return DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING
+        return settings.nudge.after_seconds, settings.nudge.trailing
+
+    def _send_data(self, data: Any) -> None:
+        super()._send_data(data)
+        self.nudge.wrote(data)
+
+    def send_request(self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None) -> Any:
+        """pygls's ``send_request``; the client is nudged until it answers (:mod:`~pi_lsp.daemon.read_nudge`)."""
+        future = super().send_request(method, params, callback, msg_id)
+        self.nudge.request_sent(future)
+        return future
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):

@@ -222,7 +222,7 @@ class PiLanguageServer(LanguageServer):
     async def end_session(self) -> None:
         """Abort running tool calls and let them answer (``Operation aborted``; bounded by the
         kill grace plus :data:`ANSWER_AFTER_ABORT_SECONDS`), end process groups, remove the temp
-        folder and the private socket. Idempotent. A session still to be built is not built."""
+        folder and the private socket, stop nudging the client. Idempotent. A session still to be built is not built."""
         self._pending_start = None
         for signal in list(self.tool_signals.values()):
             signal.abort("the session ended")
@@ -241,6 +241,7 @@ class PiLanguageServer(LanguageServer):
             await self.host.close()
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
+        self.protocol.nudge.close()
 
     def retire_host(self) -> None:
         """A second ``initialize`` replaces the session: abort the old session's running tool
