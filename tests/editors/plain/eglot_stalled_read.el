@@ -59,7 +59,7 @@
   (let ((buffer (find-file-noselect (expand-file-name "greet.py" default-directory))))
     (with-current-buffer buffer
       (apply #'eglot (eglot--guess-contact))
-      (let ((server (eglot-current-server)))
+      (let ((server (t-wait 60 (lambda () (eglot-current-server)))))
         (t-check "eglot runs pi-lsp for the buffer" server)
         (goto-char (point-min))
         (forward-line 4)
