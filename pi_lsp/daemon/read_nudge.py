@@ -10,9 +10,9 @@ and the filter runs again. eglot waits for replies this way for ``workspace/exec
 code action's command, ``eglot-execute-command``), ``textDocument/codeAction``, ``shutdown`` and
 others, and its connect catches the ``initialize`` reply the same way. So a
 ``workspace/applyEdit`` written right after the reply to ``pi.runInstruction`` (the instruction
-comment's removal) was handled only when pi-lsp wrote something else, here the edit's own
-timeout error ten seconds later; a ``window/showMessage`` written after ``pi.abort``'s reply
-stayed unseen while the daemon was idle.
+comment's removal) was handled only when pi-lsp wrote something else, here the error at the
+edit's timeout (``edit.applyTimeoutSeconds``); a ``window/showMessage`` written right after
+``pi.abort``'s reply would stay unseen for as long as the daemon has nothing else to say.
 
 What: when the output has been quiet for ``pi.nudge.afterSeconds``, :class:`ReadNudge` writes the
 notification :data:`NUDGE` (LSP: a ``$/`` notification may be ignored; eglot, pi-lsp.el, Neovim and
@@ -21,13 +21,14 @@ left. A nudge is written
 
 - while a request to the client is unanswered (it may be stuck behind a reply), at doubling
   intervals until the answer comes: a nudge that arrived in the same read as the stuck messages
-  (a client that did not read for a while) is stuck too, and the next one frees them all;
+  (a client that did not read for a while) is stuck too, and a later one frees them all;
 - after any message written less than ``afterSeconds`` after a response (the two may share a
   read), ``pi.nudge.trailing`` times at doubling intervals: a notification is never answered,
   so nothing tells that it was read.
 
 A client that reads promptly answers requests before the first nudge and, outside bursts that
-follow a response, never sees one; what pi-lsp pays per message is one clock read. An answer never
+follow a response, never sees one; what pi-lsp pays per message is a clock read and a few
+comparisons (under a microsecond). An answer never
 waits for a nudge: nudges only follow messages that are already written.
 """
 
