@@ -37,6 +37,9 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
                        ("error", "POSITIONAL_OR_KEYWORD")],
     "_serialize_message": [("data", "POSITIONAL_OR_KEYWORD")],
     "get_message_type": [("method", "POSITIONAL_OR_KEYWORD")],
+    # public, but PiProtocol overrides it to nudge until the answer (send_request_async calls it)
+    "send_request": [("method", "POSITIONAL_OR_KEYWORD"), ("params", "POSITIONAL_OR_KEYWORD"),
+                     ("callback", "POSITIONAL_OR_KEYWORD"), ("msg_id", "POSITIONAL_OR_KEYWORD")],
 }
 
 
@@ -62,6 +65,11 @@ def test_the_hook_exists_with_the_signature_pi_lsp_relies_on(name: str) -> None:
     parameters = list(inspect.signature(method).parameters.values())[1:]
     got = [(p.name, p.kind.name) for p in parameters]
     assert got == HOOKS[name], f"pygls changed {name}{inspect.signature(method)}: re-check pi-lsp's override"
+
+
+def test_send_request_async_still_goes_through_send_request() -> None:
+    source = inspect.getsource(LanguageServerProtocol.send_request_async)
+    assert "self.send_request(" in source, "pygls's send_request_async no longer calls send_request: re-check PiProtocol's nudge"
 
 
 def test_the_attributes_pi_lsp_reads_exist() -> None:

@@ -30,12 +30,10 @@ from lsprotocol import types
 from pi_lsp.changes.change_set import FileChangeSet, build, paths
 from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.changes.revert import current_contents
+from pi_lsp.daemon.command_names import KIND_REVERT, REVERT_HUNK, REVERT_TURN
+from pi_lsp.daemon.command_names import REVERT_COMMANDS as COMMANDS
 from pi_lsp.tools.file_io.file_access import FileAccess
 
-REVERT_HUNK = "pi.revertHunk"
-REVERT_TURN = "pi.revertTurn"
-COMMANDS = (REVERT_HUNK, REVERT_TURN)
-KIND_REVERT = "refactor.pi.revert"
 HUNK_TITLE = "Pi: undo this agent hunk"
 TURN_TITLE = "Pi: undo the last turn"
 

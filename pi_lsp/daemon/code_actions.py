@@ -24,16 +24,10 @@ from typing import Any
 
 from lsprotocol import types
 
+from pi_lsp.daemon.command_names import ABORT, KIND_ABORT, KIND_RUN, PROMPT, RUN_INSTRUCTION
+from pi_lsp.daemon.command_names import INSTRUCTION_COMMANDS as COMMANDS
 from pi_lsp.daemon.comment_syntax import CommentSyntax, instruction_of
 
-RUN_INSTRUCTION = "pi.runInstruction"
-PROMPT = "pi.prompt"
-ABORT = "pi.abort"
-COMMANDS = (RUN_INSTRUCTION, PROMPT, ABORT)
-"""The ``workspace/executeCommand`` commands pi-lsp advertises."""
-
-KIND_RUN = "refactor.pi.run"
-KIND_ABORT = "refactor.pi.abort"
 RUN_TITLE = "Pi: run this instruction"
 ABORT_TITLE = "Pi: abort the run"
 

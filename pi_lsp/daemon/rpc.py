@@ -13,16 +13,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
-from pi_lsp.agent.tool import describe_tool
 from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
-from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage, to_wire
+from pi_lsp.daemon.read_nudge import DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING, NUDGE, ReadNudge
+
+if TYPE_CHECKING:  # imported where used: answering ``initialize`` needs none of them (issue 21)
+    from pi_lsp.llm.types import StopReason, ToolCall, ToolResultMessage
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +46,7 @@ SESSIONS = "pi/sessions"
 STEER = "pi/steer"
 FOLLOW_UP = "pi/followUp"
 HEALTH = "pi/health"
+DIAGNOSTICS_CHANGED = "pi/diagnosticsChanged"
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed error code (a prompt while a run is active)."""
@@ -51,17 +54,17 @@ REQUEST_FAILED = -32803
 EXTERNAL_SESSION = "external"
 """``sessionId`` of the events of tool calls that arrive over ``pi/executeToolCall(s)``."""
 
-_STOP_REASONS: tuple[str, ...] = get_args(StopReason)
-
-
 class PiProtocol(RobustLanguageServerProtocol):
-    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with five changes.
+    """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with seven changes.
 
     - ``didOpen``/``didChange``/``didClose`` only reach pi-lsp's handlers (no pygls copy).
     - ``$/cancelRequest`` of a running tool call aborts its signal (a result still comes back).
     - ``exit`` asks the transport to stop instead of calling ``sys.exit`` inside a handler.
     - an expected JSON-RPC error of a request is logged as one WARNING line, without traceback.
     - :meth:`reply_sent` tells when a request's response has been written.
+    - a session that ``initialize`` deferred is built before the next message is handled.
+    - :attr:`nudge` writes ``$/pi/nudge`` when the client may be sitting on messages it read
+      together with a reply (Emacs 28's jsonrpc.el; :mod:`pi_lsp.daemon.read_nudge`).
     """
 
     _server: Any  # the PiLanguageServer: tool_signals, request_exit(code)
@@ -69,6 +72,23 @@ class PiProtocol(RobustLanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._reply_waiters: dict[Any, asyncio.Future[None]] = {}
+        self.nudge = ReadNudge(lambda: self.notify(NUDGE, {}), self._nudge_timing)
+
+    def _nudge_timing(self) -> tuple[float, int]:
+        settings = getattr(self._server, "_settings", None)  # None until the session parsed them
+        if settings is None:
+            return DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING
+        return settings.nudge.after_seconds, settings.nudge.trailing
+
+    def _send_data(self, data: Any) -> None:
+        super()._send_data(data)
+        self.nudge.wrote(data)
+
+    def send_request(self, method: str, params: Any | None = None, callback: Any = None, msg_id: Any = None) -> Any:
+        """pygls's ``send_request``; the client is nudged until it answers (:mod:`~pi_lsp.daemon.read_nudge`)."""
+        future = super().send_request(method, params, callback, msg_id)
+        self.nudge.request_sent(future)
+        return future
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
@@ -90,6 +110,11 @@ class PiProtocol(RobustLanguageServerProtocol):
         if (handler := self.fm.features.get(types.EXIT)) is not None:
             yield handler, args, None
         self._server.request_exit(0 if self._shutdown else 1)
+
+    def handle_message(self, msg: Any) -> None:
+        # the session announced by initialize is built before anything else is handled (issue 21)
+        self._server.start_pending_session()
+        super().handle_message(msg)
 
     def reply_sent(self, msg_id: Any) -> "asyncio.Future[None]":
         """A future resolved once the response to request ``msg_id`` has been written: a command's
@@ -168,6 +193,8 @@ def _tool_call(method: str, raw: Any, where: str) -> ToolCall:
     if not isinstance(name, str):
         raise invalid_params(method, f"{where}.name must be a string")
     arguments = call.get("arguments", {})
+    from pi_lsp.llm.types import ToolCall
+
     return ToolCall(id=call_id, name=name, arguments={} if arguments is None else arguments)
 
 
@@ -192,8 +219,10 @@ def parse_execute_tool_calls(params: Any) -> tuple[list[ToolCall], StopReason | 
         for index, raw in enumerate(raw_calls)
     ]
     stop_reason = obj.get("stopReason")
-    if stop_reason is not None and stop_reason not in _STOP_REASONS:
-        allowed = ", ".join(_STOP_REASONS)
+    from pi_lsp.llm.types import StopReason
+
+    if stop_reason is not None and stop_reason not in get_args(StopReason):
+        allowed = ", ".join(get_args(StopReason))
         raise invalid_params(EXECUTE_TOOL_CALLS, f"stopReason must be one of {allowed}")
     return calls, stop_reason
 
@@ -321,6 +350,8 @@ def request_failed(method: str, message: str) -> JsonRpcException:
 
 def wire(message: ToolResultMessage) -> dict[str, Any]:
     """A tool result as it goes on the wire (camelCase keys, ``None`` left out)."""
+    from pi_lsp.llm.types import to_wire
+
     return to_wire(message)
 
 
@@ -332,6 +363,8 @@ def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:
     ``unavailable`` is the reason a tool cannot work in this session (a language tool whose method
     the editor does not offer, issue 17), given whether it is active or not.
     """
+    from pi_lsp.agent.tool import describe_tool
+
     listing = []
     for name, tool in tools.items():
         entry = describe_tool(tool, name in active)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcServerNotInitialized
@@ -27,24 +28,25 @@ from pygls.lsp.server import LanguageServer
 
 from pi_lsp import __version__
 from pi_lsp.daemon import rpc
-from pi_lsp.agent.events import EventSink
-from pi_lsp.agent.tool import AbortSignal
-from pi_lsp.daemon.agent_sessions import AgentSessions
-from pi_lsp.daemon.commands import PlainCommands
 from pi_lsp.editor.connection import ClientFeatures
 from pi_lsp.editor.lsp_connection import raw_dict_converter
-from pi_lsp.daemon.approval_prompts import ApprovalPrompts
 from pi_lsp.daemon.handlers import (
     agent_runs, change_review, document_sync, editor_knowledge, lifecycle, plain_lsp, tool_calls,
 )
 from pi_lsp.daemon.client_log import CLIENT_LOG
-from pi_lsp.daemon.event_relay import EventRelay
-from pi_lsp.daemon.external_socket import ExternalHandlers, ExternalSocket
-from pi_lsp.policy.approvals import ApprovalPolicy, log_decision
-from pi_lsp.daemon.session_journal import SessionJournal
-from pi_lsp.daemon.settings import Settings, parse_settings
-from pi_lsp.daemon.tool_host import ToolHost
-from pi_lsp.llm.types import ToolCall, ToolResultMessage
+
+if TYPE_CHECKING:  # loaded with the session, after the initialize reply (issue 21)
+    from pi_lsp.agent.events import EventSink
+    from pi_lsp.agent.tool import AbortSignal
+    from pi_lsp.daemon.agent_sessions import AgentSessions
+    from pi_lsp.daemon.approval_prompts import ApprovalPrompts
+    from pi_lsp.daemon.commands import PlainCommands
+    from pi_lsp.daemon.event_relay import EventRelay
+    from pi_lsp.daemon.external_socket import ExternalSocket
+    from pi_lsp.daemon.settings import Settings
+    from pi_lsp.daemon.tool_host import ToolHost
+    from pi_lsp.llm.types import ToolCall, ToolResultMessage
+    from pi_lsp.policy.approvals import ApprovalPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +54,18 @@ ANSWER_AFTER_ABORT_SECONDS = 3.0
 """How long, beyond the kill grace, the end of a session waits for aborted tool calls to answer."""
 
 
+_SESSION_PARTS = ("events", "agents", "prompts", "external", "plain")
+"""The parts of :class:`PiLanguageServer` built on first use (their modules are not needed to
+answer ``initialize``), all built by :meth:`PiLanguageServer.start_pending_session`."""
+
+
 class PiLanguageServer(LanguageServer):
     """The pygls server plus the session state the handlers share.
+
+    Answering ``initialize`` needs only pygls and the handler tables: the session (settings,
+    :class:`ToolHost`, policy, and the parts in :data:`_SESSION_PARTS`) is built right after the
+    reply is written, or before the next message is handled if that comes first
+    (:meth:`defer_session_start`; issue 21), so no message ever sees a half-started session.
 
     Attributes:
         host: the session's :class:`ToolHost`, ``None`` before ``initialize``.
@@ -62,6 +74,8 @@ class PiLanguageServer(LanguageServer):
         tool_signals: abort signals of running tool requests, by JSON-RPC request id.
         external_ids: the ids among them of ``pi/executeToolCall(s)`` (session ``external``).
         exit_code: set by ``exit`` (0 after ``shutdown``, else 1); the transport stops then.
+        startup_chores: run once, before the first session is built (process-wide set-up that
+            the ``initialize`` reply need not wait for).
     """
 
     def __init__(self) -> None:
@@ -70,7 +84,7 @@ class PiLanguageServer(LanguageServer):
         )
         self.host: ToolHost | None = None
         self.features = ClientFeatures()
-        self.settings = Settings()
+        self._settings: Settings | None = None
         self.folders: list[Path] = []
         self.tool_signals: dict[Any, AbortSignal] = {}
         self._tool_tasks: dict[Any, asyncio.Task[Any]] = {}
@@ -80,14 +94,89 @@ class PiLanguageServer(LanguageServer):
         self._retiring: set[asyncio.Task[None]] = set()
         self._init_options: dict[str, Any] = {}
         self._settings_problems: list[str] = []
-        self.events = EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
-        self.agents = AgentSessions(self._send_event)
         self.policy: ApprovalPolicy | None = None
-        self.prompts = ApprovalPrompts(self.protocol, lambda: self.features.approvals, self._send_event)
         self.external_start: asyncio.Future[None] | None = None
-        self.external = ExternalSocket(ExternalHandlers(self._list_tools, self._execute_external))
-        self.plain = PlainCommands(self, self.protocol.notify, self._request)
         self._sandbox_warned = False
+        self._pending_start: Callable[[], None] | None = None
+        self.startup_chores: list[Callable[[], None]] = []
+
+    @property
+    def settings(self) -> Settings:
+        """The current ``pi`` settings (the defaults until the session parsed the client's)."""
+        if self._settings is None:
+            from pi_lsp.daemon.settings import Settings
+
+            self._settings = Settings()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self._settings = value
+
+    @cached_property
+    def events(self) -> EventRelay:
+        """``pi/event`` notifications of the session ``external`` (:class:`EventRelay`)."""
+        from pi_lsp.daemon.event_relay import EventRelay
+
+        return EventRelay(self._send_event, rpc.EXTERNAL_SESSION)
+
+    @cached_property
+    def agents(self) -> AgentSessions:
+        """The ``pi/prompt`` sessions."""
+        from pi_lsp.daemon.agent_sessions import AgentSessions
+
+        return AgentSessions(self._send_event)
+
+    @cached_property
+    def prompts(self) -> ApprovalPrompts:
+        """How the approval policy asks the user."""
+        from pi_lsp.daemon.approval_prompts import ApprovalPrompts
+
+        return ApprovalPrompts(self.protocol, lambda: self.features.approvals, self._send_event)
+
+    @cached_property
+    def external(self) -> ExternalSocket:
+        """The private per-user socket other agents reach pi-lsp's tools through."""
+        from pi_lsp.daemon.external_socket import ExternalHandlers, ExternalSocket
+
+        return ExternalSocket(ExternalHandlers(self._list_tools, self._execute_external))
+
+    @cached_property
+    def plain(self) -> PlainCommands:
+        """Plain LSP: code actions, ``pi.*`` commands, work-done progress."""
+        from pi_lsp.daemon.commands import PlainCommands
+
+        return PlainCommands(self, self.protocol.notify, self._request)
+
+    def defer_session_start(self, start: Callable[[], None]) -> None:
+        """Run ``start`` (it builds the session) once the reply to the ``initialize`` request being
+        handled is written, or before the next message is handled if that comes first."""
+        self._pending_start = start
+        msg_id = self.protocol.msg_id
+        if msg_id is None:
+            self.start_pending_session()
+            return
+        self.protocol.reply_sent(msg_id).add_done_callback(lambda _: self.start_pending_session())
+
+    def start_pending_session(self) -> None:
+        """Build the session :meth:`defer_session_start` was given, if it is not built yet (the
+        :attr:`startup_chores` first, once). A failure is logged; requests that need the tool host
+        then get ServerNotInitialized."""
+        start, self._pending_start = self._pending_start, None
+        if start is None:
+            return
+        chores, self.startup_chores = self.startup_chores, []
+        for chore in chores:
+            try:
+                chore()
+            except Exception:
+                logger.exception("start-up chore %s failed", getattr(chore, "__name__", chore))
+        try:
+            start()
+        except Exception:
+            logger.exception("starting the session failed")
+        for name in _SESSION_PARTS:
+            getattr(self, name)
 
     def require_host(self) -> ToolHost:
         """The tool host; ``ServerNotInitialized`` (-32002) before ``initialize``."""
@@ -104,6 +193,8 @@ class PiLanguageServer(LanguageServer):
     def tool_request(self, external: bool = False) -> Iterator[AbortSignal]:
         """An abort signal for the tool request being handled, registered for ``$/cancelRequest``
         (and for ``pi/abort {sessionId: "external"}`` when ``external``)."""
+        from pi_lsp.agent.tool import AbortSignal
+
         msg_id = self.protocol.msg_id
         signal = AbortSignal()
         task = asyncio.current_task()
@@ -131,21 +222,26 @@ class PiLanguageServer(LanguageServer):
     async def end_session(self) -> None:
         """Abort running tool calls and let them answer (``Operation aborted``; bounded by the
         kill grace plus :data:`ANSWER_AFTER_ABORT_SECONDS`), end process groups, remove the temp
-        folder and the private socket. Idempotent."""
+        folder and the private socket, stop nudging the client. Idempotent. A session still to be built is not built."""
+        self._pending_start = None
         for signal in list(self.tool_signals.values()):
             signal.abort("the session ended")
         CLIENT_LOG.disconnect()
-        await self.external.close()
+        if "external" in self.__dict__:
+            await self.external.close()
         running = [t for t in self._tool_tasks.values() if t is not asyncio.current_task() and not t.done()]
         if running:
             grace = self.host.env.settings.bash_kill_grace_seconds if self.host is not None else 0.0
             await asyncio.wait(running, timeout=grace + ANSWER_AFTER_ABORT_SECONDS)
-        self.events.close()
-        await self.plain.close()
+        if "events" in self.__dict__:
+            self.events.close()
+        if "plain" in self.__dict__:
+            await self.plain.close()
         if self.host is not None:
             await self.host.close()
         if self._retiring:
             await asyncio.gather(*self._retiring, return_exceptions=True)
+        self.protocol.nudge.close()
 
     def retire_host(self) -> None:
         """A second ``initialize`` replaces the session: abort the old session's running tool
@@ -191,6 +287,8 @@ class PiLanguageServer(LanguageServer):
 
     def update_settings(self, raw: Any) -> None:
         """Parse ``raw`` (the merged ``pi`` section), report rejected values, apply the rest."""
+        from pi_lsp.daemon.settings import parse_settings
+
         self.settings, problems = parse_settings(raw)
         if self.host is not None:
             problems += self.host.apply_settings(self.settings)
@@ -246,6 +344,8 @@ class PiLanguageServer(LanguageServer):
     def install_policy(self, host: ToolHost) -> list[str]:
         """Register the approval hook on ``host``'s pipeline (first of all before hooks) and
         configure it from the current settings; return the problems to show."""
+        from pi_lsp.policy.approvals import ApprovalPolicy
+
         self.policy = ApprovalPolicy(
             host.env, list(host.pipeline.tools), ask=self.prompts.ask, journal=self.journal_approval,
             announce=self.prompts.announce,
@@ -284,6 +384,9 @@ class PiLanguageServer(LanguageServer):
         """Every approval decision: into the agent session's journal when the call belongs to a
         ``pi/prompt`` session, and into the daemon's log (:func:`log_decision`: routine allows at
         DEBUG, everything else at INFO)."""
+        from pi_lsp.daemon.session_journal import SessionJournal
+        from pi_lsp.policy.approvals import log_decision
+
         log_decision(logger, entry)
         self.plain.on_approval(entry)
         session_id = entry.get("sessionId")

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from pi_lsp.daemon.read_nudge import DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
@@ -106,6 +108,16 @@ class CompactionSection(_Section):
     keep_recent_tokens: int = Field(20000, ge=0)
 
 
+class NudgeSection(_Section):
+    """``pi.nudge`` (:mod:`pi_lsp.daemon.read_nudge`): once the output has been quiet for
+    ``afterSeconds`` (0: never), write ``$/pi/nudge`` while a request to the client is unanswered,
+    and ``trailing`` times after messages written right after a response, so that a client that
+    stops reading after a reply (Emacs 28's jsonrpc.el) handles what it left."""
+
+    after_seconds: float = Field(DEFAULT_AFTER_SECONDS, ge=0)
+    trailing: int = Field(DEFAULT_TRAILING, ge=0)
+
+
 class Settings(_Section):
     """Every ``pi.*`` setting with its default.
 
@@ -146,6 +158,7 @@ class Settings(_Section):
     compaction: CompactionSection = Field(default_factory=CompactionSection)
     language_server: LanguageServerSection = Field(default_factory=LanguageServerSection)
     diagnostics: DiagnosticsSection = Field(default_factory=DiagnosticsSection)
+    nudge: NudgeSection = Field(default_factory=NudgeSection)
     _rejected: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def rejection(self, name: str) -> str | None:
@@ -169,7 +182,7 @@ class Settings(_Section):
         return value
 
 
-_SECTIONS = {"edit", "bash", "approvals", "compaction", "languageServer", "diagnostics"}
+_SECTIONS = {"edit", "bash", "approvals", "compaction", "languageServer", "diagnostics", "nudge"}
 _MAX_PASSES = 64
 
 

@@ -14,8 +14,8 @@ InvalidRequest (-32600); a request whose params do not fit the LSP type gets Inv
 (-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
 SIGTERM, SIGHUP or SIGINT (editors stop servers with SIGTERM; Ctrl-C in a terminal), then ends the
 session (process groups, temp folder) and exits (a signal gives status 128 + its number, and no
-traceback). At start it cleans what killed pi-lsp processes left
-(:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
+traceback). Before its first session (right after the first ``initialize`` reply) it cleans what
+killed pi-lsp processes left (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 A ``Content-Length`` header whose value is not a non-negative decimal integer, or is over
 :data:`MAX_FRAME_BYTES`, or a frame without ``Content-Length`` (a body sent without headers, a
@@ -107,14 +107,21 @@ def _main(argv: list[str] | None) -> int:
     proto_in, proto_out = _claim_stdio()
 
     from pi_lsp.daemon.server import create_server
+
+    server = create_server()
+    server.startup_chores.append(_take_charge_of_processes)
+    logger.info("pi-lsp %s serving on stdio (pid %d)", __version__, os.getpid())
+    return asyncio.run(serve_until_signal(server, proto_in, proto_out))
+
+
+def _take_charge_of_processes() -> None:
+    """Become the subreaper of the tools' processes and clean what killed pi-lsp processes left;
+    before the first session, after the first ``initialize`` reply (no tool runs before it)."""
     from pi_lsp.tools.leftovers import clean_leftovers
     from pi_lsp.tools.shell.processes import become_child_subreaper
 
     become_child_subreaper()
     clean_leftovers()
-    server = create_server()
-    logger.info("pi-lsp %s serving on stdio (pid %d)", __version__, os.getpid())
-    return asyncio.run(serve_until_signal(server, proto_in, proto_out))
 
 
 async def serve_until_signal(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:

@@ -7,7 +7,7 @@ configured), ``pi/saveDocuments``, ``pi/reloadDocuments``, ``workspace/configura
 ``window/showMessageRequest`` and ``pi/requestApproval`` (when ``experimental_pi`` advertises
 ``approvals``). Everything the server sent is recorded for assertions and the demo
 log: ``apply_edits`` (raw JSON params, camelCase), ``save_requests``, ``reload_requests``,
-``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``, ``approval_requests``
+``events`` (``pi/event`` params), ``shown_messages``, ``log_messages``, ``nudges``, ``approval_requests``
 and ``withdrawals`` (``pi/approvalWithdrawn`` params).
 
 The quirk profiles (``vscode``, ``neovim``, ``eglot``) are described in
@@ -39,6 +39,7 @@ from pygls.lsp.client import LanguageClient
 import pi_lsp
 from pi_lsp.demo.editor_language_server import KNOWLEDGE_METHODS, EditorLanguageServer, ServerMode
 from pi_lsp.demo.fake_buffers import Buffer, BufferSet, EditRefused, StaleVersion, uri_of
+from pi_lsp.daemon.read_nudge import NUDGE
 from pi_lsp.demo.fake_profiles import (
     ALL_PI_FEATURES,
     PROFILES,
@@ -129,6 +130,8 @@ class FakeEditor:
         self.log_types: list[int] = []
         """``MessageType`` of each of ``log_messages`` (1 Error, 2 Warning, 3 Info, 4 Log)."""
         self.message_requests: list[str] = []
+        self.nudges = 0
+        """How many ``$/pi/nudge`` notifications came (:mod:`pi_lsp.daemon.read_nudge`; nothing to do)."""
         self.approval_requests: list[dict[str, Any]] = []
         self.withdrawals: list[dict[str, Any]] = []
         self.review_requests: list[dict[str, Any]] = []
@@ -385,6 +388,10 @@ class FakeEditor:
         @client.feature(types.WINDOW_SHOW_MESSAGE)
         def show_message(params: types.ShowMessageParams) -> None:
             self.shown_messages.append(params.message)
+
+        @client.feature(NUDGE)
+        def nudge(_params: Any) -> None:  # a client that reads promptly has nothing to do
+            self.nudges += 1
 
         @client.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(params: types.LogMessageParams) -> None:

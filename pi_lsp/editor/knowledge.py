@@ -37,7 +37,6 @@ from pi_lsp.tools.language.knowledge import (
 
 LANGUAGE_REQUEST = "pi/languageRequest"
 DIAGNOSTICS = "pi/diagnostics"
-DIAGNOSTICS_CHANGED = "pi/diagnosticsChanged"
 
 
 class BoundedRequests(Protocol):

@@ -53,6 +53,11 @@ def test_an_unusable_content_length_is_answered_then_the_session_ends(tmp_path: 
             "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
         process.stdin.flush()
         assert _read_reply(process.stdout)["id"] == 0
+        # the session is built right after the initialize reply, at the latest before the next
+        # message is handled (issue 21): once pi/listTools is answered, its temp folder exists
+        process.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "pi/listTools", "params": {}}))
+        process.stdin.flush()
+        assert _read_reply(process.stdout)["id"] == 1
         assert list(servertmp.glob("pi-lsp-*"))  # the session's temp folder exists
         # stdin stays open: the daemon must end on its own, not wait for more input
         process.stdin.write(b"Content-Length: " + value + b"\r\n\r\n{}")

@@ -61,6 +61,8 @@ async def test_tool_call_through_a_pytest_lsp_client(lsp_client: LanguageClient)
 
 async def test_shutdown_then_exit_ends_with_code_0_and_removes_the_temp_folder(make_editor, tmp_path: Path) -> None:
     editor: FakeEditor = await make_editor()
+    # the session is built right after the initialize reply, and before any later message is handled
+    await editor.request("pi/listTools", {})
     servertmp = tmp_path.parent / f"{tmp_path.name}-servertmp"
     sessions = list(servertmp.glob("pi-lsp-*"))
     assert len(sessions) == 1 and sessions[0].is_dir()

@@ -9,11 +9,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from pi_lsp.changes.journal import Turns, TurnSpan
-from pi_lsp.changes.revert import change_set, revert
 from pi_lsp.daemon import rpc
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the journal's modules load with the session, after the initialize reply (issue 21)
+    from pi_lsp.changes.journal import Turns
     from pi_lsp.daemon.server import PiLanguageServer
     from pi_lsp.daemon.tool_host import ToolHost
 
@@ -23,6 +22,8 @@ logger = logging.getLogger(__name__)
 def _selection(host: ToolHost, query: rpc.ChangeQuery, method: str) -> Turns:
     """The turns ``query`` selects: a turn, a span (``turns``, or a prompt's turns), or all.
     A prompt the session does not have is InvalidParams."""
+    from pi_lsp.changes.journal import TurnSpan
+
     if query.prompt is not None:
         span = host.changes.prompt_turns(query.session_id, query.prompt)
         if span is None:
@@ -46,6 +47,9 @@ def _prompts(host: ToolHost, session_id: str) -> list[dict[str, Any]]:
 
 async def changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     """The ``pi/changes`` handler."""
+    from pi_lsp.changes.journal import TurnSpan
+    from pi_lsp.changes.revert import change_set
+
     query = rpc.parse_change_query(params, method=rpc.CHANGES)
     host = ls.require_host()
     selection = _selection(host, query, rpc.CHANGES)
@@ -63,6 +67,8 @@ async def changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
 
 async def revert_changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     """The ``pi/revertChanges`` handler."""
+    from pi_lsp.changes.revert import revert
+
     query = rpc.parse_change_query(params)
     host = ls.require_host()
     selection = _selection(host, query, rpc.REVERT_CHANGES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from pi_lsp.editor.knowledge import DIAGNOSTICS_CHANGED
+from pi_lsp.daemon.rpc import DIAGNOSTICS_CHANGED
 
 if TYPE_CHECKING:
     from pi_lsp.daemon.server import PiLanguageServer

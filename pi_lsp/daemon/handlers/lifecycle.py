@@ -16,11 +16,7 @@ from pygls.uris import to_fs_path
 from pi_lsp import __version__
 from pi_lsp.daemon import rpc
 from pi_lsp.daemon.client_log import CLIENT_LOG
-from pi_lsp.daemon.edit_reviews import EditReviews
-from pi_lsp.daemon.settings import parse_settings
-from pi_lsp.daemon.tool_host import ToolHost
 from pi_lsp.editor.connection import ClientFeatures
-from pi_lsp.editor.lsp_connection import LspEditorConnection
 
 if TYPE_CHECKING:
     from pi_lsp.daemon.server import PiLanguageServer
@@ -29,7 +25,13 @@ logger = logging.getLogger(__name__)
 
 
 def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
-    """The ``initialize`` handler."""
+    """The ``initialize`` handler.
+
+    The reply (capabilities, ``serverInfo``) depends only on the client's capabilities and the
+    registered handlers, so it goes out first; the session (settings, :class:`ToolHost`, policy)
+    is built by :func:`start_session` right after it is written, or earlier when another message
+    arrives first (:meth:`PiLanguageServer.start_pending_session`; issue 21).
+    """
     ls.retire_host()  # a second initialize must not leak the first session (issue 12)
     CLIENT_LOG.connect(ls.protocol)  # from now on the log goes to the editor, not stderr
     ls.folders = _initial_folders(params)
@@ -38,6 +40,18 @@ def initialize(ls: PiLanguageServer, params: types.InitializeParams) -> None:
     options = params.initialization_options
     pi_options = options.get("pi") if isinstance(options, dict) else None
     ls._init_options = pi_options if isinstance(pi_options, dict) else {}
+    ls.defer_session_start(lambda: start_session(ls, pi_options))
+
+
+def start_session(ls: PiLanguageServer, pi_options: Any) -> None:
+    """Build the session :func:`initialize` announced: parse the ``pi`` options (``initializationOptions.pi``),
+    build the :class:`ToolHost` and the approval policy, show the settings' problems, start the
+    private socket when asked."""
+    from pi_lsp.daemon.edit_reviews import EditReviews
+    from pi_lsp.daemon.settings import parse_settings
+    from pi_lsp.daemon.tool_host import ToolHost
+    from pi_lsp.editor.lsp_connection import LspEditorConnection
+
     ls.settings, problems = parse_settings(pi_options)
     reviews = EditReviews(ls.protocol, lambda: ls.features, lambda: ls.settings.edit)
     ls.host = ToolHost(LspEditorConnection(ls, ls.features), ls.folders, ls.settings, reviews)

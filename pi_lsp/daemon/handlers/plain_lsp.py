@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from pi_lsp.daemon import change_actions, code_actions
-from pi_lsp.daemon.comment_syntax import syntax_for
+from pi_lsp.daemon import command_names
 
 if TYPE_CHECKING:
     from pi_lsp.daemon.server import PiLanguageServer
@@ -22,6 +21,9 @@ logger = logging.getLogger(__name__)
 
 async def code_action(ls: PiLanguageServer, params: types.CodeActionParams) -> list[Any]:
     """The ``textDocument/codeAction`` handler."""
+    from pi_lsp.daemon import code_actions
+    from pi_lsp.daemon.comment_syntax import syntax_for
+
     document = ls.require_host().store.by_uri(params.text_document.uri)
     if document is None:
         return []
@@ -63,7 +65,7 @@ def _code_action_literals(caps: types.ClientCapabilities | None) -> bool:
 
 
 CODE_ACTION_OPTIONS = types.CodeActionOptions(
-    code_action_kinds=[code_actions.KIND_RUN, code_actions.KIND_ABORT, change_actions.KIND_REVERT],
+    code_action_kinds=[command_names.KIND_RUN, command_names.KIND_ABORT, command_names.KIND_REVERT],
     resolve_provider=False,
 )
 
@@ -73,5 +75,5 @@ FEATURES: list[tuple[Any, ...]] = [
 ]
 """``(method, [options,] handler)`` for ``server.feature``."""
 
-COMMANDS: list[str] = [*code_actions.COMMANDS, *change_actions.COMMANDS]
+COMMANDS: list[str] = [*command_names.INSTRUCTION_COMMANDS, *command_names.REVERT_COMMANDS]
 """The ``pi.*`` commands of ``workspace/executeCommand`` (each gets :func:`command_handler`)."""
