@@ -68,7 +68,7 @@ def test_demo_fixes_the_sample_shows_the_change_set_and_reverts_a_hunk(tmp_path:
     assert f"@@ -4,0 +5,1 @@ hunk {changelog_hunk} (applied)\n      {AGENT_LINE}" in review
     # rewind: that hunk taken back through the editor's dirty buffer (an applyEdit, not saved)
     assert f'pi/revertChanges {{"hunks": ["{changelog_hunk}"]}}' in review
-    assert re.search(r'workspace/applyEdit "pi: revert \S+/CHANGELOG.md": CHANGELOG.md version 3: 1 range\(s\)\n', review)
+    assert re.search(r'workspace/applyEdit "pi: revert CHANGELOG.md": CHANGELOG.md version 3: 1 range\(s\)\n', review)
     assert f"pi/revertChanges: reverted 1 hunk(s): {changelog_hunk}\n  CHANGELOG.md: reverted hunks\n  conflicts: none\n" in review
     # the final diff: disk plus the unsaved buffer, the agent's line reverted, the user's kept
     diff = out[out.index("--- a/CHANGELOG.md"):]

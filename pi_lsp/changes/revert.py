@@ -19,6 +19,7 @@ from typing import Any
 from pi_lsp.changes.change_set import FileChangeSet, Hunk, build, decode, paths, split_lines, undo_hunks
 from pi_lsp.changes.journal import UNRESTORABLE, ChangeJournal, Turns
 from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot
+from pi_lsp.tools.file_io.paths import display_path
 
 
 @dataclass
@@ -66,9 +67,13 @@ async def revert(
     turn: Turns = None,
     file_paths: list[str] | None = None,
     hunk_ids: list[str] | None = None,
+    cwd: Path | None = None,
 ) -> RevertReport:
     """Revert what ``session_id`` changed: the hunks ``hunk_ids``, the files ``file_paths``, turn
-    ``turn``, or (none given) everything still as the agent left it. See the module docstring."""
+    ``turn``, or (none given) everything still as the agent left it. See the module docstring.
+
+    ``cwd`` (the workspace) shortens the editor's undo label, ``pi: revert src/a.py``, as the
+    agent's own writes are labelled; without it the label holds the absolute path."""
     await journal.pending.settled(session_id)
     now = await current_contents(files, paths(journal, session_id, turn))
     entries = build(journal, session_id, turn, {p: data for p, (data, _) in now.items()})
@@ -82,19 +87,20 @@ async def revert(
         elif wanted_hunks and not wanted_files and not wanted_hunks.intersection(h.id for h in entry.hunks):
             continue
         data, snapshot = now[entry.path]
+        label = f"pi: revert {display_path(Path(entry.path), cwd) if cwd is not None else entry.path}"
         whole_file = not wanted_hunks or entry.path in wanted_files
         if entry.state == "modified" and entry.hunks:
             chosen = [h for h in entry.hunks if whole_file or h.id in wanted_hunks]
-            await _revert_hunks(journal, files, session_id, entry, chosen, data, snapshot, report)
+            await _revert_hunks(files, entry, chosen, data, snapshot, report, label)
         else:
-            await _revert_file(journal, files, entry, data, snapshot, report)
+            await _revert_file(journal, files, entry, data, snapshot, report, label)
     journal.mark(session_id, "reverted", report.reverted, [f["path"] for f in report.files])
     return report
 
 
 async def _revert_hunks(
-    journal: ChangeJournal, files: FileAccess, session_id: str, entry: FileChangeSet, chosen: list[Hunk],
-    data: bytes | None, snapshot: FileSnapshot | None, report: RevertReport,
+    files: FileAccess, entry: FileChangeSet, chosen: list[Hunk],
+    data: bytes | None, snapshot: FileSnapshot | None, report: RevertReport, label: str,
 ) -> None:
     text = decode(data)
     doable = [h for h in chosen if h.status in ("applied", "kept") and h.current_start is not None]
@@ -105,14 +111,14 @@ async def _revert_hunks(
     if not doable or text is None or snapshot is None:
         return
     new_data = "".join(undo_hunks(split_lines(text), doable)).encode("utf-8")
-    await files.write(Path(entry.path), new_data, previous=snapshot, label=f"pi: revert {entry.path}")
+    await files.write(Path(entry.path), new_data, previous=snapshot, label=label)
     report.reverted.extend(h.id for h in doable)
     report.files.append({"path": entry.path, "action": "reverted hunks"})
 
 
 async def _revert_file(
     journal: ChangeJournal, files: FileAccess, entry: FileChangeSet,
-    data: bytes | None, snapshot: FileSnapshot | None, report: RevertReport,
+    data: bytes | None, snapshot: FileSnapshot | None, report: RevertReport, label: str,
 ) -> None:
     def conflict(reason: str) -> None:
         report.conflicts.append({"path": entry.path, "reason": reason})
@@ -134,5 +140,5 @@ async def _revert_file(
         return
     assert entry.before is not None and entry.before != UNRESTORABLE
     before = journal.blobs.get(entry.before)
-    await files.write(Path(entry.path), before, previous=snapshot, label=f"pi: revert {entry.path}")
+    await files.write(Path(entry.path), before, previous=snapshot, label=label)
     report.files.append({"path": entry.path, "action": "restored" if entry.state == "deleted" else "reverted"})

@@ -213,7 +213,8 @@ class PlainCommands:
         if self.running:
             raise _Refused("the agent is running; wait for it or abort it (pi.abort) before undoing its changes")
         host = self._daemon.require_host()
-        report = await revert(host.changes, host.files, session_id, turn=turn, hunk_ids=[hunk] if hunk else None)
+        report = await revert(host.changes, host.files, session_id, turn=turn, hunk_ids=[hunk] if hunk else None,
+                              cwd=host.env.cwd)
         if report.conflicts:
             shown = "; ".join(f"{Path(c['path']).name}: {c['reason']}" for c in report.conflicts[:5])
             self._daemon.show(f"Pi: left as they are: {shown}", types.MessageType.Warning)

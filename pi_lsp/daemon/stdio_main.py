@@ -70,7 +70,7 @@ class BadFrame:
         self.message = message
 
 
-_USAGE = """
+_USAGE = """pi-lsp [COMMAND] [...]
   pi-lsp [--stdio] [--log-file F] [-v]   the LSP daemon on stdio (the default)
   pi-lsp exec [...]                      run tool calls on the filesystem (JSON Lines in and out)
   pi-lsp mcp [...]                       pi-lsp's tools for other agents over MCP (stdio)

@@ -295,5 +295,5 @@ async def test_undo_an_agent_hunk_and_the_last_turn_by_code_action(start) -> Non
     assert hunk["title"] == "Pi: undo this agent hunk" and last["command"]["arguments"][0]["turn"] == 1
     await client.execute("pi.revertHunk", *hunk["command"]["arguments"])
     assert client.editor.text("greet.py") == GREET
-    assert client.editor.apply_edits[-1]["label"] == f"pi: revert {client.editor.path('greet.py')}"
+    assert client.editor.apply_edits[-1]["label"] == "pi: revert greet.py"
     assert [a["title"] for a in await client.actions(6)] == []

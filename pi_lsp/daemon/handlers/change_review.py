@@ -73,7 +73,7 @@ async def revert_changes(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     host = ls.require_host()
     selection = _selection(host, query, rpc.REVERT_CHANGES)
     report = await revert(host.changes, host.files, query.session_id, turn=selection,
-                          file_paths=query.files, hunk_ids=query.hunks)
+                          file_paths=query.files, hunk_ids=query.hunks, cwd=host.env.cwd)
     return report.to_wire()
 
 
