@@ -89,9 +89,9 @@ class ToolPipeline:
             self.tools[tool.name] = tool
         self._active: list[str] = []
         self.set_active(list(self.tools) if active is None else active)
-        self._before: list[BeforeToolCall] = []
+        self._before: tuple[BeforeToolCall, ...] = ()
         self._before_first = 0
-        self._after: list[AfterToolCall] = []
+        self._after: tuple[AfterToolCall, ...] = ()
 
     @property
     def active_names(self) -> list[str]:
@@ -113,15 +113,17 @@ class ToolPipeline:
     def add_before_hook(self, hook: BeforeToolCall, *, first: bool = False) -> None:
         """Register a before hook; ``first=True`` (policy) puts it before every non-first hook,
         after earlier ``first`` hooks."""
+        # the hook lists are tuples, replaced on registration, so a call iterates them without a copy
         if first:
-            self._before.insert(self._before_first, hook)
+            index = self._before_first
+            self._before = (*self._before[:index], hook, *self._before[index:])
             self._before_first += 1
         else:
-            self._before.append(hook)
+            self._before = (*self._before, hook)
 
     def add_after_hook(self, hook: AfterToolCall) -> None:
         """Register an after hook (they chain in registration order)."""
-        self._after.append(hook)
+        self._after = (*self._after, hook)
 
     async def execute(
         self,
@@ -175,11 +177,11 @@ class ToolPipeline:
 
     # -- used by _BatchRun ------------------------------------------------------------------
 
-    def _before_hooks(self) -> list[BeforeToolCall]:
-        return list(self._before)
+    def _before_hooks(self) -> tuple[BeforeToolCall, ...]:
+        return self._before
 
-    def _after_hooks(self) -> list[AfterToolCall]:
-        return list(self._after)
+    def _after_hooks(self) -> tuple[AfterToolCall, ...]:
+        return self._after
 
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
@@ -221,28 +223,36 @@ class _BatchRun:
         except Exception:  # a sink must never break a call
             logger.exception("event sink failed on %s", event.get("type"))
 
+    def emit_start(self, call: ToolCall) -> None:
+        """Emit the ``tool_execution_start`` of ``call`` (built only when a sink listens)."""
+        if self._sink is not None:
+            self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+
     def finish(self, index: int, message: ToolResultMessage) -> None:
         """Record the final result of call ``index`` and emit its ``tool_execution_end``."""
         self.results[index] = message
-        self.emit(
-            events.tool_execution_end(
-                message.tool_call_id,
-                message.tool_name,
-                ToolResult(content=list(message.content), details=message.details),
-                message.is_error,
+        if self._sink is not None:  # the event serialises the result: only for a listener
+            self.emit(
+                events.tool_execution_end(
+                    message.tool_call_id,
+                    message.tool_name,
+                    ToolResult(content=list(message.content), details=message.details),
+                    message.is_error,
+                )
             )
-        )
 
     async def run(self, stop_reason: StopReason | None) -> list[ToolResultMessage]:
         if stop_reason == "length":
             for index, call in enumerate(self.calls):
-                self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+                self.emit_start(call)
                 self.finish(index, _error_message(call, LENGTH_MESSAGE.format(name=call.name), None))
             return self._collected()
-        sequential = any(
-            tool is not None and getattr(tool, "execution_mode", "parallel") == "sequential"
-            for tool in (self.pipeline._lookup(call.name) for call in self.calls)
-        )
+        sequential = False
+        for call in self.calls:
+            tool = self.pipeline._lookup(call.name)
+            if tool is not None and getattr(tool, "execution_mode", "parallel") == "sequential":
+                sequential = True
+                break
         if sequential:
             for index in range(len(self.calls)):
                 prepared = await self.preflight(index)
@@ -267,7 +277,7 @@ class _BatchRun:
     async def preflight(self, index: int) -> tuple[Tool, BaseModel] | None:
         """Steps 1-4 for call ``index``: the tool and its args, or ``None`` after finishing it."""
         call = self.calls[index]
-        self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+        self.emit_start(call)
         try:
             if self.signal.aborted:
                 raise _Failed(ABORTED_MESSAGE)
@@ -340,7 +350,10 @@ class _BatchRun:
                 self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
 
         context = ToolContext(
-            tool_call_id=call.id, signal=self.signal, on_update=on_update, session_id=self.session_id
+            tool_call_id=call.id,
+            signal=self.signal,
+            on_update=None if self._sink is None else on_update,  # nobody listens: no updates to make
+            session_id=self.session_id,
         )
         task = eager_future(_run_tool(tool, args, context))  # done at once when it never waits
         try:
@@ -353,7 +366,8 @@ class _BatchRun:
         finally:
             settled = True
         result, is_error = self.outcome(call, task)
-        result, is_error = await self.after_hooks(call, tool, args, result, is_error)
+        if self.pipeline._after:
+            result, is_error = await self.after_hooks(call, tool, args, result, is_error)
         self.finish(
             index,
             ToolResultMessage(
