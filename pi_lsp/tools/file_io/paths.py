@@ -111,13 +111,18 @@ def resolve_to_cwd(path: str, cwd: Path) -> Path:
     (``The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received
     '/cwd/a\\x00b'``) for a path holding a NUL byte, which no file name can contain.
     """
+    return Path(_resolved_to_cwd(path, cwd))
+
+
+def _resolved_to_cwd(path: str, cwd: Path) -> str:
+    """:func:`resolve_to_cwd` as text (the tools' hot path builds one ``Path`` per call at most)."""
     cwd_text = os.fspath(cwd)
     # every call resolves its path twice (the policy, then the tool): without "~" (the home
     # directory, which the environment may change) the text is a pure function of its inputs
     resolved = _resolved_text(path, cwd_text) if "~" not in path else _resolve_text(path, cwd_text)
     if "\x00" in resolved:
         raise NulInPathError(resolved)
-    return Path(resolved)
+    return resolved
 
 
 def _resolve_text(path: str, cwd: str) -> str:
@@ -150,7 +155,7 @@ def resolve_read_path(path: str, cwd: Path) -> Path:
     ``'`` turned into U+2019; NFD plus U+2019. If none exists the plain resolved path is returned,
     so the caller's access check fails with ``ENOENT`` naming the path the model gave.
     """
-    resolved = os.fspath(resolve_to_cwd(path, cwd))
+    resolved = _resolved_to_cwd(path, cwd)
     if os.path.exists(resolved):
         return Path(resolved)
     for variant in _read_path_variants(resolved):
