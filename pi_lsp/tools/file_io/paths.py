@@ -111,11 +111,12 @@ def resolve_to_cwd(path: str, cwd: Path) -> Path:
     (``The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received
     '/cwd/a\\x00b'``) for a path holding a NUL byte, which no file name can contain.
     """
-    return Path(_resolved_to_cwd(path, cwd))
+    return Path(resolve_to_cwd_text(path, cwd))
 
 
-def _resolved_to_cwd(path: str, cwd: Path) -> str:
-    """:func:`resolve_to_cwd` as text (the tools' hot path builds one ``Path`` per call at most)."""
+def resolve_to_cwd_text(path: str, cwd: str | os.PathLike[str]) -> str:
+    """:func:`resolve_to_cwd` as a string (the same rules and errors; no ``Path`` is built, which
+    costs more than the resolution of a cached path: issue 21)."""
     cwd_text = os.fspath(cwd)
     # every call resolves its path twice (the policy, then the tool): without "~" (the home
     # directory, which the environment may change) the text is a pure function of its inputs
@@ -155,13 +156,18 @@ def resolve_read_path(path: str, cwd: Path) -> Path:
     ``'`` turned into U+2019; NFD plus U+2019. If none exists the plain resolved path is returned,
     so the caller's access check fails with ``ENOENT`` naming the path the model gave.
     """
-    resolved = _resolved_to_cwd(path, cwd)
+    return Path(resolve_read_path_text(path, cwd))
+
+
+def resolve_read_path_text(path: str, cwd: str | os.PathLike[str]) -> str:
+    """:func:`resolve_read_path` as a string (the same rules and errors, no ``Path`` built)."""
+    resolved = resolve_to_cwd_text(path, cwd)
     if os.path.exists(resolved):
-        return Path(resolved)
+        return resolved
     for variant in _read_path_variants(resolved):
         if variant != resolved and os.path.exists(variant):
-            return Path(variant)
-    return Path(resolved)
+            return variant
+    return resolved
 
 
 def display_path(path: Path, cwd: Path) -> str:
