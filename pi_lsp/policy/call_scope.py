@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pi_lsp.tools.file_io.paths import (
     InvalidPathError,
     NulInPathError,
+    path_of,
     resolve_read_path_text,
     resolve_to_cwd_text,
 )
@@ -93,7 +94,7 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
         text = exc.path
     except InvalidPathError:
         return None
-    return CallScope(tool, "path", path=Path(text), shown=_shown(text, _normalised(os.fspath(cwd))))
+    return CallScope(tool, "path", path=path_of(text), shown=_shown(text, _normalised(os.fspath(cwd))))
 
 
 _normalised = functools.lru_cache(maxsize=16)(os.path.normpath)  # of the working directory, per call

@@ -111,7 +111,7 @@ def resolve_to_cwd(path: str, cwd: Path) -> Path:
     (``The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received
     '/cwd/a\\x00b'``) for a path holding a NUL byte, which no file name can contain.
     """
-    return Path(resolve_to_cwd_text(path, cwd))
+    return path_of(resolve_to_cwd_text(path, cwd))
 
 
 def resolve_to_cwd_text(path: str, cwd: str | os.PathLike[str]) -> str:
@@ -136,6 +136,12 @@ def _resolve_text(path: str, cwd: str) -> str:
 _resolved_text = functools.lru_cache(maxsize=512)(_resolve_text)
 
 
+path_of = functools.lru_cache(maxsize=512)(Path)
+"""``Path(text)``, the same object again for a text seen recently: a ``Path`` is immutable and
+building one costs more than resolving a cached path (the policy and the tool each want the
+``Path`` of the same text on every call; issue 21)."""
+
+
 def _read_path_variants(resolved: str) -> list[str]:
     """read's fallbacks in Pi's order: AM/PM with U+202F, NFD, curly apostrophe, NFD + curly."""
     nfd = unicodedata.normalize("NFD", resolved)
@@ -156,7 +162,7 @@ def resolve_read_path(path: str, cwd: Path) -> Path:
     ``'`` turned into U+2019; NFD plus U+2019. If none exists the plain resolved path is returned,
     so the caller's access check fails with ``ENOENT`` naming the path the model gave.
     """
-    return Path(resolve_read_path_text(path, cwd))
+    return path_of(resolve_read_path_text(path, cwd))
 
 
 def resolve_read_path_text(path: str, cwd: str | os.PathLike[str]) -> str:
