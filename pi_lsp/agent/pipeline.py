@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -89,9 +89,11 @@ class ToolPipeline:
             self.tools[tool.name] = tool
         self._active: list[str] = []
         self.set_active(list(self.tools) if active is None else active)
-        self._before: tuple[BeforeToolCall, ...] = ()
+        # (hook, the tool names it applies to or None for all), in running order
+        self._before: tuple[tuple[BeforeToolCall, frozenset[str] | None], ...] = ()
         self._before_first = 0
-        self._after: tuple[AfterToolCall, ...] = ()
+        self._after: tuple[tuple[AfterToolCall, frozenset[str] | None], ...] = ()
+        self._hooks_of: dict[str, tuple[tuple[BeforeToolCall, ...], tuple[AfterToolCall, ...]]] = {}
 
     @property
     def active_names(self) -> list[str]:
@@ -110,20 +112,27 @@ class ToolPipeline:
         self._active = list(dict.fromkeys(names))
         return self.active_names
 
-    def add_before_hook(self, hook: BeforeToolCall, *, first: bool = False) -> None:
+    def add_before_hook(
+        self, hook: BeforeToolCall, *, first: bool = False, tools: Collection[str] | None = None
+    ) -> None:
         """Register a before hook; ``first=True`` (policy) puts it before every non-first hook,
-        after earlier ``first`` hooks."""
-        # the hook lists are tuples, replaced on registration, so a call iterates them without a copy
+        after earlier ``first`` hooks. ``tools``: the names of the only tools whose calls it sees
+        (``None``: every call); a hook that ignores other tools' calls says so here and costs them
+        nothing."""
+        entry = (hook, None if tools is None else frozenset(tools))
         if first:
             index = self._before_first
-            self._before = (*self._before[:index], hook, *self._before[index:])
+            self._before = (*self._before[:index], entry, *self._before[index:])
             self._before_first += 1
         else:
-            self._before = (*self._before, hook)
+            self._before = (*self._before, entry)
+        self._hooks_of.clear()
 
-    def add_after_hook(self, hook: AfterToolCall) -> None:
-        """Register an after hook (they chain in registration order)."""
-        self._after = (*self._after, hook)
+    def add_after_hook(self, hook: AfterToolCall, *, tools: Collection[str] | None = None) -> None:
+        """Register an after hook (they chain in registration order); ``tools`` as for
+        :meth:`add_before_hook`."""
+        self._after = (*self._after, (hook, None if tools is None else frozenset(tools)))
+        self._hooks_of.clear()
 
     async def execute(
         self,
@@ -177,11 +186,16 @@ class ToolPipeline:
 
     # -- used by _BatchRun ------------------------------------------------------------------
 
-    def _before_hooks(self) -> tuple[BeforeToolCall, ...]:
-        return self._before
-
-    def _after_hooks(self) -> tuple[AfterToolCall, ...]:
-        return self._after
+    def _hooks(self, name: str) -> tuple[tuple[BeforeToolCall, ...], tuple[AfterToolCall, ...]]:
+        """The before and after hooks of a call of tool ``name``, in order (computed once per
+        tool name and registration, so a call neither filters nor copies them)."""
+        hooks = self._hooks_of.get(name)
+        if hooks is None:
+            hooks = self._hooks_of[name] = (
+                tuple(hook for hook, tools in self._before if tools is None or name in tools),
+                tuple(hook for hook, tools in self._after if tools is None or name in tools),
+            )
+        return hooks
 
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
@@ -313,7 +327,7 @@ class _BatchRun:
 
     async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
         """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
-        for hook in self.pipeline._before_hooks():
+        for hook in self.pipeline._hooks(call.name)[0]:
             context = BeforeToolCallContext(call, tool, args, self.session_id)
             try:
                 finished, verdict = await self.race(hook(context, self.signal))
@@ -366,7 +380,7 @@ class _BatchRun:
         finally:
             settled = True
         result, is_error = self.outcome(call, task)
-        if self.pipeline._after:
+        if self.pipeline._hooks(call.name)[1]:
             result, is_error = await self.after_hooks(call, tool, args, result, is_error)
         self.finish(
             index,
@@ -396,7 +410,7 @@ class _BatchRun:
     async def after_hooks(
         self, call: ToolCall, tool: Tool, args: BaseModel, result: ToolResult, is_error: bool
     ) -> tuple[ToolResult, bool]:
-        for hook in self.pipeline._after_hooks():
+        for hook in self.pipeline._hooks(call.name)[1]:
             context = AfterToolCallContext(call, tool, args, result, is_error, self.session_id)
             try:
                 patch = await hook(context, self.signal)
