@@ -59,11 +59,13 @@ class FileSnapshot:
         version: int | None = None,
         notices: tuple[str, ...] = (),
     ) -> None:
-        for name, value in (
-            ("path", path), ("_real_path", real_path), ("data", data), ("source", source),
-            ("version", version), ("notices", notices),
-        ):
-            object.__setattr__(self, name, value)
+        assign = object.__setattr__
+        assign(self, "path", path)
+        assign(self, "_real_path", real_path)
+        assign(self, "data", data)
+        assign(self, "source", source)
+        assign(self, "version", version)
+        assign(self, "notices", notices)
 
     @property
     def real_path(self) -> Path:
