@@ -9,49 +9,21 @@ outside; the folders themselves are compared by their real paths too (``/tmp`` m
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from pi_lsp.tools.file_io.real_paths import realpath
 
 
 def real_path(path: str | os.PathLike[str]) -> str:
     """``os.path.realpath`` of ``path`` as a string (never raises: a NUL byte or an OS error gives
-    the normalised path; missing parts and symlink loops resolve as far as they can).
-
-    Every call is judged on the file system as it is now (nothing is cached). An absolute,
-    normalised path, what the policy resolves tool paths to, takes a fast walk (issue 21): the
-    ``lstat`` of each leading part that ``os.path.realpath`` makes, without its bookkeeping; at
-    the first symbolic link it hands over to ``os.path.realpath``. A part that cannot be
-    ``lstat``-ed counts as no link in both (the rest of the path is kept as it is)."""
+    the normalised path; missing parts and symlink loops resolve as far as they can). Every call
+    judges the file system as it is now, by :func:`~pi_lsp.tools.file_io.real_paths.realpath`'s
+    fast walk (issue 21)."""
     try:
-        text = os.fspath(path)
-        if type(text) is str and _plain_absolute(text):
-            end = 0
-            while (end := text.find("/", end + 1)) != -1:
-                if _is_link(text[:end]):
-                    return os.path.realpath(text)
-            return os.path.realpath(text) if _is_link(text) else text
-        return os.path.realpath(path)
+        return realpath(path)
     except (OSError, ValueError):
         return os.path.normpath(path)
-
-
-def _plain_absolute(text: str) -> bool:
-    """True for an absolute path that ``os.path.normpath`` leaves as it is, other than ``/``."""
-    return (
-        text[:1] == "/"
-        and "//" not in text
-        and "/./" not in text
-        and "/../" not in text
-        and not text.endswith(("/", "/.", "/.."))
-    )
-
-
-def _is_link(path: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 class WorkspaceScope:

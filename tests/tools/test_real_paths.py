@@ -1,6 +1,7 @@
-"""``real_path`` (workspace confinement's resolver) gives exactly ``os.path.realpath``'s answer.
+"""The tools' fast ``realpath`` (and the policy's ``real_path`` built on it) give exactly
+``os.path.realpath``'s answer.
 
-Its fast walk (issue 21) must agree on every shape of path the policy meets: plain files, links
+The fast walk (issue 21) must agree on every shape of path the policy meets: plain files, links
 at the start, middle and end, relative and absolute link targets, chains, loops, dangling links,
 missing parts, a file used as a folder, ``.``/``..``/doubled slashes; and it must see a link that
 replaced a folder after an earlier answer (nothing is cached).
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pi_lsp.policy.workspace_scope import real_path
+from pi_lsp.tools.file_io.real_paths import realpath
 
 
 @pytest.fixture
@@ -48,15 +50,19 @@ NAMES = [
 @pytest.mark.parametrize("name", NAMES)
 def test_the_same_answer_as_os_path_realpath(tree: Path, name: str) -> None:
     path = f"{tree}/{name}" if name else str(tree)
-    assert real_path(path) == os.path.realpath(path)
-    assert real_path(Path(path)) == os.path.realpath(path)
+    for resolve in (realpath, real_path):
+        assert resolve(path) == os.path.realpath(path)
+        assert resolve(Path(path)) == os.path.realpath(path)
 
 
 def test_root_relative_and_odd_inputs(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tree)
     for path in ["/", "//", "///tmp", "rel_link/a.py", ".", "..", "/..", "/."]:
-        assert real_path(path) == os.path.realpath(path), path
-    assert real_path(f"{tree}/a\x00b") == f"{tree}/a\x00b"  # a NUL byte: the normalised path, no error
+        assert realpath(path) == real_path(path) == os.path.realpath(path), path
+    assert realpath(b"/tmp/../tmp") == os.path.realpath(b"/tmp/../tmp")
+    with pytest.raises(ValueError):  # a NUL byte: os.path.realpath's error ...
+        realpath(f"{tree}/a\x00b")
+    assert real_path(f"{tree}/a\x00b") == f"{tree}/a\x00b"  # ... which the policy turns into the path
 
 
 def test_a_folder_replaced_by_a_link_is_seen_at_once(tree: Path, tmp_path: Path) -> None:
@@ -64,4 +70,4 @@ def test_a_folder_replaced_by_a_link_is_seen_at_once(tree: Path, tmp_path: Path)
     assert real_path(path) == path
     os.rename(tree / "src" / "pkg", tmp_path / "moved")
     (tree / "src" / "pkg").symlink_to(tmp_path / "moved")
-    assert real_path(path) == str(tmp_path / "moved" / "a.py") == os.path.realpath(path)
+    assert realpath(path) == real_path(path) == str(tmp_path / "moved" / "a.py") == os.path.realpath(path)
