@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -89,9 +89,11 @@ class ToolPipeline:
             self.tools[tool.name] = tool
         self._active: list[str] = []
         self.set_active(list(self.tools) if active is None else active)
-        self._before: list[BeforeToolCall] = []
+        # (hook, the tool names it applies to or None for all), in running order
+        self._before: tuple[tuple[BeforeToolCall, frozenset[str] | None], ...] = ()
         self._before_first = 0
-        self._after: list[AfterToolCall] = []
+        self._after: tuple[tuple[AfterToolCall, frozenset[str] | None], ...] = ()
+        self._hooks_of: dict[str, tuple[tuple[BeforeToolCall, ...], tuple[AfterToolCall, ...]]] = {}
 
     @property
     def active_names(self) -> list[str]:
@@ -110,18 +112,27 @@ class ToolPipeline:
         self._active = list(dict.fromkeys(names))
         return self.active_names
 
-    def add_before_hook(self, hook: BeforeToolCall, *, first: bool = False) -> None:
+    def add_before_hook(
+        self, hook: BeforeToolCall, *, first: bool = False, tools: Collection[str] | None = None
+    ) -> None:
         """Register a before hook; ``first=True`` (policy) puts it before every non-first hook,
-        after earlier ``first`` hooks."""
+        after earlier ``first`` hooks. ``tools``: the names of the only tools whose calls it sees
+        (``None``: every call); a hook that ignores other tools' calls says so here and costs them
+        nothing."""
+        entry = (hook, None if tools is None else frozenset(tools))
         if first:
-            self._before.insert(self._before_first, hook)
+            index = self._before_first
+            self._before = (*self._before[:index], entry, *self._before[index:])
             self._before_first += 1
         else:
-            self._before.append(hook)
+            self._before = (*self._before, entry)
+        self._hooks_of.clear()
 
-    def add_after_hook(self, hook: AfterToolCall) -> None:
-        """Register an after hook (they chain in registration order)."""
-        self._after.append(hook)
+    def add_after_hook(self, hook: AfterToolCall, *, tools: Collection[str] | None = None) -> None:
+        """Register an after hook (they chain in registration order); ``tools`` as for
+        :meth:`add_before_hook`."""
+        self._after = (*self._after, (hook, None if tools is None else frozenset(tools)))
+        self._hooks_of.clear()
 
     async def execute(
         self,
@@ -175,11 +186,16 @@ class ToolPipeline:
 
     # -- used by _BatchRun ------------------------------------------------------------------
 
-    def _before_hooks(self) -> list[BeforeToolCall]:
-        return list(self._before)
-
-    def _after_hooks(self) -> list[AfterToolCall]:
-        return list(self._after)
+    def _hooks(self, name: str) -> tuple[tuple[BeforeToolCall, ...], tuple[AfterToolCall, ...]]:
+        """The before and after hooks of a call of tool ``name``, in order (computed once per
+        tool name and registration, so a call neither filters nor copies them)."""
+        hooks = self._hooks_of.get(name)
+        if hooks is None:
+            hooks = self._hooks_of[name] = (
+                tuple(hook for hook, tools in self._before if tools is None or name in tools),
+                tuple(hook for hook, tools in self._after if tools is None or name in tools),
+            )
+        return hooks
 
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
@@ -221,28 +237,36 @@ class _BatchRun:
         except Exception:  # a sink must never break a call
             logger.exception("event sink failed on %s", event.get("type"))
 
+    def emit_start(self, call: ToolCall) -> None:
+        """Emit the ``tool_execution_start`` of ``call`` (built only when a sink listens)."""
+        if self._sink is not None:
+            self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+
     def finish(self, index: int, message: ToolResultMessage) -> None:
         """Record the final result of call ``index`` and emit its ``tool_execution_end``."""
         self.results[index] = message
-        self.emit(
-            events.tool_execution_end(
-                message.tool_call_id,
-                message.tool_name,
-                ToolResult(content=list(message.content), details=message.details),
-                message.is_error,
+        if self._sink is not None:  # the event serialises the result: only for a listener
+            self.emit(
+                events.tool_execution_end(
+                    message.tool_call_id,
+                    message.tool_name,
+                    ToolResult(content=list(message.content), details=message.details),
+                    message.is_error,
+                )
             )
-        )
 
     async def run(self, stop_reason: StopReason | None) -> list[ToolResultMessage]:
         if stop_reason == "length":
             for index, call in enumerate(self.calls):
-                self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+                self.emit_start(call)
                 self.finish(index, _error_message(call, LENGTH_MESSAGE.format(name=call.name), None))
             return self._collected()
-        sequential = any(
-            tool is not None and getattr(tool, "execution_mode", "parallel") == "sequential"
-            for tool in (self.pipeline._lookup(call.name) for call in self.calls)
-        )
+        sequential = False
+        for call in self.calls:
+            tool = self.pipeline._lookup(call.name)
+            if tool is not None and getattr(tool, "execution_mode", "parallel") == "sequential":
+                sequential = True
+                break
         if sequential:
             for index in range(len(self.calls)):
                 prepared = await self.preflight(index)
@@ -267,7 +291,7 @@ class _BatchRun:
     async def preflight(self, index: int) -> tuple[Tool, BaseModel] | None:
         """Steps 1-4 for call ``index``: the tool and its args, or ``None`` after finishing it."""
         call = self.calls[index]
-        self.emit(events.tool_execution_start(call.id, call.name, call.arguments))
+        self.emit_start(call)
         try:
             if self.signal.aborted:
                 raise _Failed(ABORTED_MESSAGE)
@@ -303,7 +327,7 @@ class _BatchRun:
 
     async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
         """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
-        for hook in self.pipeline._before_hooks():
+        for hook in self.pipeline._hooks(call.name)[0]:
             context = BeforeToolCallContext(call, tool, args, self.session_id)
             try:
                 finished, verdict = await self.race(hook(context, self.signal))
@@ -340,7 +364,10 @@ class _BatchRun:
                 self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
 
         context = ToolContext(
-            tool_call_id=call.id, signal=self.signal, on_update=on_update, session_id=self.session_id
+            tool_call_id=call.id,
+            signal=self.signal,
+            on_update=None if self._sink is None else on_update,  # nobody listens: no updates to make
+            session_id=self.session_id,
         )
         task = eager_future(_run_tool(tool, args, context))  # done at once when it never waits
         try:
@@ -353,7 +380,8 @@ class _BatchRun:
         finally:
             settled = True
         result, is_error = self.outcome(call, task)
-        result, is_error = await self.after_hooks(call, tool, args, result, is_error)
+        if self.pipeline._hooks(call.name)[1]:
+            result, is_error = await self.after_hooks(call, tool, args, result, is_error)
         self.finish(
             index,
             ToolResultMessage(
@@ -382,7 +410,7 @@ class _BatchRun:
     async def after_hooks(
         self, call: ToolCall, tool: Tool, args: BaseModel, result: ToolResult, is_error: bool
     ) -> tuple[ToolResult, bool]:
-        for hook in self.pipeline._after_hooks():
+        for hook in self.pipeline._hooks(call.name)[1]:
             context = AfterToolCallContext(call, tool, args, result, is_error, self.session_id)
             try:
                 patch = await hook(context, self.signal)

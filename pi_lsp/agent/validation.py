@@ -221,6 +221,55 @@ def _check(node: _Node, value: Any, path: str, errors: list[tuple[str, str]]) ->
             _check(node.items, item, _join(path, str(index)), errors)
 
 
+# ---------------------------------------------------------------- the common case, at once
+
+_NUMBER = "number"
+
+
+def _flat_scalars(node: _Node) -> dict[str, Any] | None:
+    """For an open object whose properties are all strings, numbers or booleans (read, bash,
+    grep ...): property name -> ``str``, ``bool`` or :data:`_NUMBER`; ``None`` for any other schema."""
+    if node.type != "object" or node.closed or node.extra is not None:
+        return None
+    kinds: dict[str, Any] = {}
+    for name, sub in node.properties.items():
+        if sub.type == "string":
+            kinds[name] = str
+        elif sub.type == "boolean":
+            kinds[name] = bool
+        elif sub.type == "number":
+            kinds[name] = _NUMBER
+        else:
+            return None
+    return kinds
+
+
+def _already_valid(required: tuple[str, ...], kinds: dict[str, Any], raw: Any) -> bool:
+    """True when ``raw`` is a dict that conversion would leave equal and the check would pass:
+    every required property present, every declared one of exactly its JSON type (a finite
+    float, or an int within JS's safe range, for a number; never ``null``, which conversion
+    drops); undeclared keys are kept as they are by both (the object is open). Anything else
+    takes the full conversion, so its errors and coercions stay TypeBox's (issue 21)."""
+    if type(raw) is not dict:
+        return False
+    for name in required:
+        if name not in raw:
+            return False
+    for key, value in raw.items():
+        kind = kinds.get(key)
+        if kind is None:
+            continue
+        if kind is _NUMBER:
+            if type(value) is float:
+                if not math.isfinite(value):
+                    return False
+            elif type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                return False
+        elif type(value) is not kind:
+            return False
+    return True
+
+
 # ---------------------------------------------------------------- the validator
 
 
@@ -247,9 +296,14 @@ class ArgumentValidator:
         self.model = model
         self.schema = json_schema_of(model)
         self._root = _compile(self.schema)
+        self._flat = _flat_scalars(self._root)
 
     def coerce(self, raw: Any) -> tuple[Any, list[tuple[str, str]]]:
-        """The converted value and its errors as ``(dotted path, TypeBox message)`` pairs."""
+        """The converted value and its errors as ``(dotted path, TypeBox message)`` pairs.
+
+        The value is ``raw`` itself when conversion would change nothing (never change it)."""
+        if self._flat is not None and _already_valid(self._root.required, self._flat, raw):
+            return raw, []  # what conversion and the check would give: an equal dict, no errors
         converted = _convert(self._root, raw)
         errors: list[tuple[str, str]] = []
         _check(self._root, converted, "", errors)

@@ -13,12 +13,19 @@ absolute path shown in the prompt, never more (issue 9).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_lsp.tools.file_io.paths import InvalidPathError, NulInPathError, resolve_read_path, resolve_to_cwd
+from pi_lsp.tools.file_io.paths import (
+    InvalidPathError,
+    NulInPathError,
+    path_of,
+    resolve_read_path_text,
+    resolve_to_cwd_text,
+)
 
 LANGUAGE_READ_TOOLS: frozenset[str] = frozenset({"diagnostics", "definition", "references", "symbols", "hover"})
 """The language tools that only ask (issue 17): judged by their path like ``read`` (``diagnostics``
@@ -82,12 +89,15 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
     if not isinstance(raw, str):
         raw = "."
     try:
-        path = resolve_read_path(raw, cwd) if tool == "read" else resolve_to_cwd(raw, cwd)
+        text = resolve_read_path_text(raw, cwd) if tool == "read" else resolve_to_cwd_text(raw, cwd)
     except NulInPathError as exc:  # judged by where it points; the tool then refuses it
-        path = Path(exc.path)
+        text = exc.path
     except InvalidPathError:
         return None
-    return CallScope(tool, "path", path=path, shown=_shown(os.fspath(path), os.path.normpath(cwd)))
+    return CallScope(tool, "path", path=path_of(text), shown=_shown(text, _normalised(os.fspath(cwd))))
+
+
+_normalised = functools.lru_cache(maxsize=16)(os.path.normpath)  # of the working directory, per call
 
 
 def _shown(path: str, cwd: str) -> str:

@@ -42,20 +42,26 @@ _NAME_PATTERN = re.compile(
 )
 
 
+_ANY_NAME = re.compile("|".join(fnmatch.translate(p) for p in PROTECTED_NAMES))
+
+
 def _builtin_match(path: str) -> str | None:
-    """The built-in pattern ``path`` (absolute, normalised, ``/``-separated) matches, or ``None``."""
-    parts = path.split("/")
-    for part in parts:
-        pattern = PROTECTED_DIRECTORIES.get(part)
-        if pattern is not None:
-            return pattern
-    name = parts[-1]
-    if name in ENV_EXCEPTIONS:
+    """The built-in pattern ``path`` (absolute, normalised, ``/``-separated) matches, or ``None``.
+
+    It runs for every path a call names (issue 21): a substring test rules out the protected
+    folders and one compiled alternation the protected names before the ordered look-ups."""
+    if any(directory in path for directory in PROTECTED_DIRECTORIES):
+        for part in path.split("/"):
+            pattern = PROTECTED_DIRECTORIES.get(part)
+            if pattern is not None:
+                return pattern
+    name = path[path.rfind("/") + 1 :]
+    if name in ENV_EXCEPTIONS or _ANY_NAME.match(name) is None:
         return None
     for pattern in PROTECTED_NAMES:
         if fnmatch.fnmatchcase(name, pattern):
             return pattern
-    return None
+    return None  # pragma: no cover - _ANY_NAME matched one of them
 
 
 GIT_REPOSITORY_PARTS: frozenset[str] = frozenset(

@@ -12,12 +12,16 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pi_lsp.tools.file_io.real_paths import realpath
+
 
 def real_path(path: str | os.PathLike[str]) -> str:
     """``os.path.realpath`` of ``path`` as a string (never raises: a NUL byte or an OS error gives
-    the normalised path; missing parts and symlink loops resolve as far as they can)."""
+    the normalised path; missing parts and symlink loops resolve as far as they can). Every call
+    judges the file system as it is now, by :func:`~pi_lsp.tools.file_io.real_paths.realpath`'s
+    fast walk (issue 21)."""
     try:
-        return os.path.realpath(path)
+        return realpath(path)
     except (OSError, ValueError):
         return os.path.normpath(path)
 

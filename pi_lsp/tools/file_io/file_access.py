@@ -16,34 +16,88 @@ failures the model should read verbatim (an editor that refused an edit, a confl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import FrozenInstanceError, dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from pi_lsp.agent.tool import ToolContext
 
 
-@dataclass(frozen=True)
 class FileSnapshot:
-    """The true content of a file at one moment.
+    """The true content of a file at one moment (immutable).
 
     Attributes:
         path: absolute path as resolved from the model's string (symlinks not resolved).
         real_path: ``os.path.realpath(path)``: the key of the per-file mutation queue and of the
-            editor's document store.
+            editor's document store. A :class:`FileAccess` may pass ``None`` when it has not
+            resolved it: it is then resolved when first asked for (most reads never need it and
+            it costs a ``lstat`` per path component, issue 21).
         data: raw bytes (see the module docstring for buffers).
         source: ``"disk"`` or ``"buffer"`` (an editor buffer).
         version: the buffer's document version when ``source == "buffer"``, else ``None``.
         notices: lines the tool shows the model with its result (for a dirty buffer:
             ``[Unsaved changes in the editor: ...]``), in order.
+
+    Snapshots compare and hash by these six values, like the frozen dataclass they were.
     """
 
+    __slots__ = ("path", "_real_path", "data", "source", "version", "notices")
+
     path: Path
-    real_path: Path
     data: bytes
-    source: Literal["disk", "buffer"] = "disk"
-    version: int | None = None
-    notices: tuple[str, ...] = ()
+    source: Literal["disk", "buffer"]
+    version: int | None
+    notices: tuple[str, ...]
+
+    def __init__(
+        self,
+        path: Path,
+        real_path: Path | None,
+        data: bytes,
+        source: Literal["disk", "buffer"] = "disk",
+        version: int | None = None,
+        notices: tuple[str, ...] = (),
+    ) -> None:
+        assign = object.__setattr__
+        assign(self, "path", path)
+        assign(self, "_real_path", real_path)
+        assign(self, "data", data)
+        assign(self, "source", source)
+        assign(self, "version", version)
+        assign(self, "notices", notices)
+
+    @property
+    def real_path(self) -> Path:
+        """``os.path.realpath(path)`` (see the class docstring)."""
+        real = self._real_path
+        if real is None:
+            real = Path(os.path.realpath(self.path))
+            object.__setattr__(self, "_real_path", real)
+        return real
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.path, self.real_path, self.data, self.source, self.version, self.notices)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return (
+            f"FileSnapshot(path={self.path!r}, real_path={self.real_path!r}, data={self.data!r}, "
+            f"source={self.source!r}, version={self.version!r}, notices={self.notices!r})"
+        )
 
 
 @dataclass

@@ -64,14 +64,21 @@ def binary_kind(data: bytes) -> str | None:
     a NUL byte in the first :data:`BINARY_SNIFF_BYTES` gives ``"binary data"``. Text with a
     UTF-16/32 byte-order mark is *not* binary (it contains NULs legitimately).
     """
-    if any(data.startswith(bom) for bom, _, _ in _BOMS):
+    if data.startswith(_BOM_PREFIXES):
         return None
-    for offset, magic, description in _SIGNATURES:
-        if data[offset : offset + len(magic)] == magic:
-            return description
+    if data.startswith(_LEADING_MAGICS) or any(data.startswith(magic, offset) for offset, magic in _OFFSET_MAGICS):
+        for offset, magic, description in _SIGNATURES:  # one matches: the first in order wins
+            if data[offset : offset + len(magic)] == magic:
+                return description
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return "binary data"
     return None
+
+
+# binary_kind runs on every read: one C call rules out the leading signatures at once
+_BOM_PREFIXES = tuple(bom for bom, _, _ in _BOMS)
+_LEADING_MAGICS = tuple(magic for offset, magic, _ in _SIGNATURES if offset == 0)
+_OFFSET_MAGICS = tuple((offset, magic) for offset, magic, _ in _SIGNATURES if offset != 0)
 
 
 _VALIDATE_CHUNK = 1 << 16

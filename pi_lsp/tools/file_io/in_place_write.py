@@ -45,6 +45,7 @@ import os
 import secrets
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -111,15 +112,49 @@ def _writable_record_dir() -> Path:
             raise first from None
 
 
+SETTLED_MTIME_NS = 3_000_000_000
+"""How old (nanoseconds) a records folder's modification time must be before a listing of it
+that found it empty is trusted while the time stays the same. A file system stamps times with a
+coarse clock (ext4 and tmpfs: a kernel tick; ext3: 1 s; FAT: 2 s), so a record added right after
+the listing could leave a *recent* time unchanged; an old time cannot be stamped again."""
+
+_dir_names: tuple[tuple[str | None, ...], tuple[str, str]] | None = None
+_seen_empty: dict[str, tuple[int, int, int]] = {}
+
+
+def _record_dir_names() -> tuple[str, str]:
+    """The names of both records folders, recomputed only when what they derive from changed."""
+    global _dir_names
+    key = (os.environ.get(STATE_DIR_ENV), os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"), tempfile.tempdir)
+    if _dir_names is None or _dir_names[0] != key:
+        _dir_names = key, (_pending_writes_dir_name(), _fallback_dir_name())
+    return _dir_names[1]
+
+
 def pending_writes_waiting() -> bool:
-    """True when a records folder holds anything (a cheap check before recovering: it runs before
-    every disk read, so it builds no ``Path`` objects)."""
-    for folder in (_pending_writes_dir_name(), _fallback_dir_name()):
+    """True when a records folder holds anything: a cheap check before recovering, run before
+    every disk read (issue 21).
+
+    A folder that does not exist costs one ``stat``; one listed empty costs one ``stat`` as long
+    as its device, inode and modification time are those of that listing and the time was at
+    least :data:`SETTLED_MTIME_NS` old then (adding a record changes the time). Otherwise it is
+    listed. No ``Path`` objects are built."""
+    for folder in _record_dir_names():
+        try:
+            info = os.stat(folder)
+        except OSError:
+            continue
+        stamp = (info.st_dev, info.st_ino, info.st_mtime_ns)
+        if _seen_empty.get(folder) == stamp:
+            continue
+        settled = time.time_ns() - info.st_mtime_ns >= SETTLED_MTIME_NS  # the clock before listing
         try:
             if os.listdir(folder):
                 return True
         except OSError:
             continue
+        if settled:
+            _seen_empty[folder] = stamp
     return False
 
 

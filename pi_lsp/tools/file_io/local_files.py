@@ -22,7 +22,7 @@ from pi_lsp.agent.tool import ToolContext
 from pi_lsp.tools.file_io.file_access import FileSnapshot, WriteReport
 from pi_lsp.tools.file_io.in_place_write import pending_writes_waiting, recover_pending_writes
 from pi_lsp.tools.file_io.os_errors import access_denied, node_error
-from pi_lsp.tools.file_io.regular_files import read_regular_file, refuse_special
+from pi_lsp.tools.file_io.regular_files import read_checked_file, refuse_special
 from pi_lsp.tools.file_io.safe_write import write_file_safely
 
 
@@ -46,8 +46,8 @@ def _stat_file(path: Path) -> os.stat_result:
 
 
 def _read(path: Path) -> FileSnapshot:
-    data, _info = read_regular_file(path)
-    return FileSnapshot(path=path, real_path=Path(os.path.realpath(path)), data=data, source="disk")
+    data, _info = read_checked_file(path)  # _stat_file refused what is not a file a moment ago
+    return FileSnapshot(path=path, real_path=None, data=data, source="disk")  # resolved if asked for
 
 
 class LocalFileAccess:

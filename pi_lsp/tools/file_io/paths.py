@@ -111,13 +111,19 @@ def resolve_to_cwd(path: str, cwd: Path) -> Path:
     (``The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received
     '/cwd/a\\x00b'``) for a path holding a NUL byte, which no file name can contain.
     """
+    return path_of(resolve_to_cwd_text(path, cwd))
+
+
+def resolve_to_cwd_text(path: str, cwd: str | os.PathLike[str]) -> str:
+    """:func:`resolve_to_cwd` as a string (the same rules and errors; no ``Path`` is built, which
+    costs more than the resolution of a cached path: issue 21)."""
     cwd_text = os.fspath(cwd)
     # every call resolves its path twice (the policy, then the tool): without "~" (the home
     # directory, which the environment may change) the text is a pure function of its inputs
     resolved = _resolved_text(path, cwd_text) if "~" not in path else _resolve_text(path, cwd_text)
     if "\x00" in resolved:
         raise NulInPathError(resolved)
-    return Path(resolved)
+    return resolved
 
 
 def _resolve_text(path: str, cwd: str) -> str:
@@ -128,6 +134,12 @@ def _resolve_text(path: str, cwd: str) -> str:
 
 
 _resolved_text = functools.lru_cache(maxsize=512)(_resolve_text)
+
+
+path_of = functools.lru_cache(maxsize=512)(Path)
+"""``Path(text)``, the same object again for a text seen recently: a ``Path`` is immutable and
+building one costs more than resolving a cached path (the policy and the tool each want the
+``Path`` of the same text on every call; issue 21)."""
 
 
 def _read_path_variants(resolved: str) -> list[str]:
@@ -150,13 +162,18 @@ def resolve_read_path(path: str, cwd: Path) -> Path:
     ``'`` turned into U+2019; NFD plus U+2019. If none exists the plain resolved path is returned,
     so the caller's access check fails with ``ENOENT`` naming the path the model gave.
     """
-    resolved = os.fspath(resolve_to_cwd(path, cwd))
+    return path_of(resolve_read_path_text(path, cwd))
+
+
+def resolve_read_path_text(path: str, cwd: str | os.PathLike[str]) -> str:
+    """:func:`resolve_read_path` as a string (the same rules and errors, no ``Path`` built)."""
+    resolved = resolve_to_cwd_text(path, cwd)
     if os.path.exists(resolved):
-        return Path(resolved)
+        return resolved
     for variant in _read_path_variants(resolved):
         if variant != resolved and os.path.exists(variant):
-            return Path(variant)
-    return Path(resolved)
+            return variant
+    return resolved
 
 
 def display_path(path: Path, cwd: Path) -> str:

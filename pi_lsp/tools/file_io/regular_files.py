@@ -57,6 +57,13 @@ def read_regular_file(path: str | Path) -> tuple[bytes, os.stat_result]:
     (or, if it replaced the file after the stat, opened non-blocking and closed unread).
     """
     refuse_special(path, _stat_or_eisdir(path).st_mode)
+    return read_checked_file(path)
+
+
+def read_checked_file(path: str | Path) -> tuple[bytes, os.stat_result]:
+    """:func:`read_regular_file` for a caller that has just stat-ed ``path`` and refused a
+    directory, device, FIFO or socket itself: the same result and errors without a second stat
+    (what is opened is checked again with ``fstat``, so a swap in between is still refused)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
@@ -64,11 +71,32 @@ def read_regular_file(path: str | Path) -> tuple[bytes, os.stat_result]:
             raise node_error("EISDIR", path)
         refuse_special(path, info.st_mode)
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read()
+        if 0 < info.st_size <= SMALL_FILE_BYTES:
+            data = _read_small(fd, info.st_size)
+        else:
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
     finally:
         os.close(fd)
     return data, info
+
+
+SMALL_FILE_BYTES = 1 << 20
+"""Files up to this size are read with plain ``os.read`` calls (no buffered file object, which
+costs more than the read of a small file); larger ones with the file object's ``readall``."""
+
+
+def _read_small(fd: int, size: int) -> bytes:
+    """Every byte up to end of file, asking for ``size + 1`` bytes first: a file of ``size``
+    bytes takes two reads (the second finds the end) and its bytes are not copied again; a file
+    that grew meanwhile is read on to its end."""
+    first = os.read(fd, size + 1)
+    if not first:
+        return first
+    chunks = [first]
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return first if len(chunks) == 1 else b"".join(chunks)
 
 
 def _stat_or_eisdir(path: str | Path) -> os.stat_result:
@@ -78,4 +106,4 @@ def _stat_or_eisdir(path: str | Path) -> os.stat_result:
     return info
 
 
-__all__ = ["NotRegularFileError", "read_regular_file", "refuse_special", "special_kind"]
+__all__ = ["NotRegularFileError", "read_checked_file", "read_regular_file", "refuse_special", "special_kind"]

@@ -1,0 +1,47 @@
+"""``os.path.realpath`` without its bookkeeping for the paths the tools resolve (issue 21).
+
+Every call of a file tool needs the real path of the file it names (workspace confinement, the
+editor's open documents are keyed by it). ``os.path.realpath`` costs about ten times the
+``lstat`` calls it makes. :func:`realpath` gives exactly its answer: for an absolute path that
+``os.path.normpath`` leaves as it is (what :mod:`~pi_lsp.tools.file_io.paths` resolves model
+paths to) it makes the same ``lstat`` of each leading part, and at the first symbolic link it
+hands the path to ``os.path.realpath``; any other path goes there at once. A part that cannot be
+``lstat``-ed counts as no link in both (the rest of the path is kept as it is). Nothing is
+cached: every call sees the file system as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+
+def realpath(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath(path)`` (a ``str`` path; the same result and the same errors, e.g.
+    ``ValueError`` for a NUL byte)."""
+    text = os.fspath(path)
+    if type(text) is not str or not _plain_absolute(text):
+        return os.path.realpath(text)
+    end = 0
+    while (end := text.find("/", end + 1)) != -1:
+        if _is_link(text[:end]):
+            return os.path.realpath(text)
+    return os.path.realpath(text) if _is_link(text) else text
+
+
+def _plain_absolute(text: str) -> bool:
+    """True for an absolute path that ``os.path.normpath`` leaves as it is, other than ``/``."""
+    return (
+        text[:1] == "/"
+        and "//" not in text
+        and "/./" not in text
+        and "/../" not in text
+        and not text.endswith(("/", "/.", "/.."))
+    )
+
+
+def _is_link(path: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
