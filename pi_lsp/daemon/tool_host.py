@@ -30,12 +30,12 @@ from pi_lsp.editor.connection import EditorConnection, EditorSettings
 from pi_lsp.editor.documents import DocumentStore
 from pi_lsp.editor.file_access import EditorFileAccess
 from pi_lsp.editor.knowledge import KnowledgeSettings, LspEditorKnowledge
-from pi_lsp.editor.unsaved_notice import UnsavedFilesHook
+from pi_lsp.editor.unsaved_notice import NOTICE_TOOLS, UnsavedFilesHook
 from pi_lsp.daemon.settings import Settings
 from pi_lsp.tools import DEFAULT_ACTIVE_TOOLS, create_tools
 from pi_lsp.tools.environment import ToolEnvironment, ToolSettings
 from pi_lsp.tools.language import create_language_tools
-from pi_lsp.tools.language.after_edit import AfterEditSettings, DiagnosticsAfterEdit
+from pi_lsp.tools.language.after_edit import EDIT_TOOLS, AfterEditSettings, DiagnosticsAfterEdit
 from pi_lsp.tools.file_io.local_files import LocalFileAccess
 from pi_lsp.tools.session_temp import create_session_temp, remove_session_temp
 from pi_lsp.tools.shell.processes import ProcessRegistry
@@ -92,14 +92,14 @@ class ToolHost:
         ]
         self.pipeline = ToolPipeline([*tools, *language_tools], active=self.default_active)
         # design.md section 4 step 7: reload after bash, the unsaved-files notice on bash/grep/find
-        self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd))
+        self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd), tools=NOTICE_TOOLS)
         # issue 18: what bash changed in the workspace goes into the change journal
         self.git_index = GitIndex()
         bash_changes = BashChangesHook(
             WorkspaceScanner(self.changes, lambda: list(self.env.workspace_folders), git=self.git_index)
         )
-        self.pipeline.add_before_hook(bash_changes.before)
-        self.pipeline.add_after_hook(bash_changes.after)
+        self.pipeline.add_before_hook(bash_changes.before, tools={"bash"})
+        self.pipeline.add_after_hook(bash_changes.after, tools={"bash"})
         self.scanner = bash_changes.scanner
         self.blob_collector = BlobCollector(
             self.changes.directory, self.changes.blobs, self.scanner.cached_digests,
@@ -108,8 +108,8 @@ class ToolHost:
         # issue 17: the problems an edit/write introduced, appended to its result
         self.after_edit_settings = _after_edit_settings(settings)
         after_edit = DiagnosticsAfterEdit(self.env, lambda: self.after_edit_settings)
-        self.pipeline.add_before_hook(after_edit.before)
-        self.pipeline.add_after_hook(after_edit.after)
+        self.pipeline.add_before_hook(after_edit.before, tools=EDIT_TOOLS)
+        self.pipeline.add_after_hook(after_edit.after, tools=EDIT_TOOLS)
         self._closed = False
         self.apply_settings(settings)
         # blobs earlier sessions left unreferenced: collected off the event loop
