@@ -17,11 +17,17 @@
 - ``_execute_handler``: pygls 2.1.1 keeps the future of every handled notification (and of every
   sub-handler a generator handler yields to) in ``_request_futures`` forever, about 2 KB per
   ``didChange``. The entry is removed when its future is done, unless it was replaced meanwhile.
+
+And one for speed: ``handle_message`` tells requests, notifications and responses apart by the
+fields they have, as pygls does with ``isinstance`` against its ``runtime_checkable`` protocols,
+which costs 10 to 20 us per check on Python 3.11 (the protocol's members are collected anew each
+time), one to three checks per message (issue 21).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 from typing import Any
@@ -31,14 +37,32 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import (
     JsonRPCNotification,
+    JsonRPCProtocol,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
+    RPCNotification,
+    RPCRequest,
+    RPCResponse,
 )
-from lsprotocol.types import ResponseErrorMessage
+from lsprotocol.types import EXIT, ResponseErrorMessage
 
 from pi_lsp.llm import json_text
 
 logger = logging.getLogger(__name__)
+pygls_logger = logging.getLogger("pygls.protocol.json_rpc")  # the lines pygls's handle_message logs
+
+_REQUEST_FIELDS = tuple(RPCRequest.__annotations__)  # id, method, jsonrpc, params
+_NOTIFICATION_FIELDS = tuple(RPCNotification.__annotations__)  # method, jsonrpc, params
+_RESPONSE_FIELDS = tuple(RPCResponse.__annotations__)  # id, jsonrpc, result
+
+
+def _has_fields(message: Any, fields: tuple[str, ...]) -> bool:
+    """``isinstance(message, P)`` for a ``runtime_checkable`` protocol ``P`` of data members only
+    (what Python 3.11 checks: every member is an attribute of ``message``), ``fields`` its members."""
+    for name in fields:
+        if not hasattr(message, name):
+            return False
+    return True
 
 
 class RobustLanguageServerProtocol(LanguageServerProtocol):
@@ -79,6 +103,30 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
             raise JsonRpcInvalidParams(message="params nested too deeply") from exc
         except Exception as exc:
             raise JsonRpcInternalError() from exc
+
+    def handle_message(self, message: Any) -> None:
+        """Hand a structured message to pygls's request, notification or response handling, each
+        run in its own copy of the context; pygls's ``handle_message`` with cheaper type checks
+        (see the module docstring)."""
+        if message.jsonrpc != JsonRPCProtocol.VERSION:
+            pygls_logger.warning('Unknown message "%s"', message)
+            return
+        if self._shutdown and getattr(message, "method", "") != EXIT:
+            pygls_logger.warning("Server shutting down. No more requests!")
+            return
+        context = contextvars.copy_context()
+        if _has_fields(message, _REQUEST_FIELDS):
+            pygls_logger.debug("Request %r received", message.method)
+            context.run(self._handle_request, message.id, message.method, message.params)
+        elif _has_fields(message, _NOTIFICATION_FIELDS):
+            pygls_logger.debug("Notification %r received", message.method)
+            context.run(self._handle_notification, message.method, message.params)
+        elif _has_fields(message, _RESPONSE_FIELDS):
+            pygls_logger.debug("Response message received.")
+            context.run(self._handle_response, message.id, message.result)
+        else:
+            pygls_logger.debug("Error message received.")
+            context.run(self._handle_response, message.id, None, message.error)
 
     def _send_data(self, data: Any) -> None:
         """Serialise ``data`` (an attrs message or a plain dict) and write one frame."""
