@@ -26,6 +26,7 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
     "_send_handler_result": [("future", "POSITIONAL_OR_KEYWORD"), ("msg_id", "KEYWORD_ONLY")],
     "_handle_cancel_notification": [("msg_id", "POSITIONAL_OR_KEYWORD")],
     "_send_data": [("data", "POSITIONAL_OR_KEYWORD")],
+    "handle_message": [("message", "POSITIONAL_OR_KEYWORD")],  # public; overridden for speed
     "_check_handler_result": [("future", "POSITIONAL_OR_KEYWORD")],
     "_execute_handler": [
         ("msg_id", "POSITIONAL_OR_KEYWORD"), ("handler", "POSITIONAL_OR_KEYWORD"),
@@ -37,7 +38,6 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
                        ("error", "POSITIONAL_OR_KEYWORD")],
     "_serialize_message": [("data", "POSITIONAL_OR_KEYWORD")],
     "get_message_type": [("method", "POSITIONAL_OR_KEYWORD")],
-    "handle_message": [("message", "POSITIONAL_OR_KEYWORD")],
 }
 
 
