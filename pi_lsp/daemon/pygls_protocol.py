@@ -11,7 +11,8 @@
 - ``_send_data``: every outgoing message is serialised by :func:`pi_lsp.llm.json_text.dumps`, so
   nothing pi-lsp sends is invalid JSON (a ``NaN``, an infinity or ``1e400`` from a client or a
   model becomes ``null``, as JavaScript's ``JSON.stringify`` does), and ``Content-Length``
-  counts bytes.
+  counts bytes; a response is flushed as soon as it is written (see
+  :func:`_is_response`).
 - ``_check_handler_result``: a notification handler that refuses its input with a JSON-RPC
   error (``didOpen`` before ``initialize``) is one WARNING line, not an ERROR.
 - ``_execute_handler``: pygls 2.1.1 keeps the future of every handled notification (and of every
@@ -54,6 +55,20 @@ pygls_logger = logging.getLogger("pygls.protocol.json_rpc")  # the lines pygls's
 _REQUEST_FIELDS = tuple(RPCRequest.__annotations__)  # id, method, jsonrpc, params
 _NOTIFICATION_FIELDS = tuple(RPCNotification.__annotations__)  # method, jsonrpc, params
 _RESPONSE_FIELDS = tuple(RPCResponse.__annotations__)  # id, jsonrpc, result
+
+
+def _is_response(data: Any) -> bool:
+    """Whether ``data`` (an attrs message or a plain dict) is a response: an ``id``, no ``method``.
+
+    A response is flushed as soon as it is written (:mod:`pi_lsp.daemon.frame_writer` buffers the
+    frames of one loop step): what came before it (the ``pi/event`` notifications of a tool call) leaves in
+    the same write, nothing written after it joins that write. A client that handles the reply
+    to a synchronous request can leave what it read together with it unhandled (Emacs 28's
+    jsonrpc.el), so messages after a response go out as they did before, in later writes.
+    """
+    if isinstance(data, dict):
+        return "id" in data and "method" not in data
+    return hasattr(data, "id") and not hasattr(data, "method")
 
 
 def _has_fields(message: Any, fields: tuple[str, ...]) -> bool:
@@ -151,6 +166,8 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
             res = self.writer.write(frame)
             if inspect.isawaitable(res):
                 asyncio.ensure_future(res)
+            if _is_response(data) and (flush := getattr(self.writer, "flush", None)) is not None:
+                flush()  # a buffering writer: the response leaves now, with what came before it
         except BrokenPipeError:
             logger.warning("cannot send a message: the client closed the pipe")
             raise

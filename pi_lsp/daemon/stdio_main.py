@@ -8,7 +8,8 @@ WARNING and above while no client is connected (everything with ``-v``), since e
 as errors. pygls logs at WARNING unless ``-v``.
 
 The transport reads LSP base-protocol frames in a daemon thread (a blocked read never keeps the
-process alive) and answers what pygls would drop, per JSON-RPC 2.0: a body that is not JSON gets
+process alive); the frames written in one event-loop step leave in one write
+(:mod:`pi_lsp.daemon.frame_writer`). It answers what pygls would drop, per JSON-RPC 2.0: a body that is not JSON gets
 ParseError (-32700, id null); a message that is not a request, notification or response gets
 InvalidRequest (-32600); a request whose params do not fit the LSP type gets InvalidParams
 (-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
@@ -37,9 +38,9 @@ from typing import Any, BinaryIO
 
 import cattrs
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 
 from pi_lsp import __version__
+from pi_lsp.daemon.frame_writer import CoalescingWriter
 from pi_lsp.llm import json_text
 
 logger = logging.getLogger(__name__)
@@ -179,7 +180,8 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes | BadFrame | object | None] = asyncio.Queue()
-    server.protocol.set_writer(StdoutWriter(writer))
+    output = CoalescingWriter(writer)
+    server.protocol.set_writer(output)
     thread = threading.Thread(
         target=_read_frames, args=(reader, loop, queue), name="pi-lsp-stdin", daemon=True
     )
@@ -208,6 +210,7 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
     finally:
         stop.cancel()
         await server.end_session()
+        output.flush()
     code = server.exit_code
     return code if code is not None else (0 if server.protocol._shutdown else 1)
 
