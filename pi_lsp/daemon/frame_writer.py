@@ -1,19 +1,21 @@
-"""The daemon's output stream: the frames of one event-loop step leave in one write (issue 21).
+"""The daemon's output stream: fewer writes per tool call, without delaying the first frame (issue 21).
 
-A tool call of a client that asked for ``toolEvents`` produces three frames in one step of the event
-loop: ``tool_execution_start``, ``tool_execution_end`` and the response. pygls's ``StdoutWriter``
-writes and flushes each, so each is a ``write`` system call that wakes the client: on a busy
-2-core machine about 100 us apiece, more than the rest of a small read. :class:`CoalescingWriter`
-buffers the frames written on the event loop's thread and flushes once, in a callback timed on
-the first frame for "now" (``loop.call_later(0, ...)``): the loop runs it in its next iteration
-after the callbacks already queued, such as the one that sends the response of the handler that
-just emitted the events. The frames leave in order, in one system call. The protocol flushes a
-response as soon as it is written (:func:`pi_lsp.daemon.pygls_protocol._is_response`): the
-events of a tool call leave with its response, and nothing written after a response joins it.
+A tool call of a client that asked for ``toolEvents`` produces three frames: ``tool_execution_start``
+as it starts, then ``tool_execution_end`` and the response when it is done. pygls's
+``StdoutWriter`` writes and flushes each: three ``write`` system calls, each waking the client
+(about 100 us apiece on a busy 2-core machine). :class:`CoalescingWriter` writes a frame at once
+when nothing was written in the current step of the event loop (the client can handle
+``tool_execution_start`` while the tool runs), and buffers the frames that follow in the same
+step until the loop's next iteration (``loop.call_later(0, ...)``, which runs after the callbacks
+already queued) or until the protocol flushes a response
+(:func:`pi_lsp.daemon.pygls_protocol._is_response`): ``tool_execution_end`` leaves with the
+response, in one system call, and nothing written after a response joins its write. Frames keep
+their order.
 
 A frame written on another thread, or while the loop is not running, is flushed at once (with
-whatever is buffered before it), as ``StdoutWriter`` did. A client that closed the pipe is one
-WARNING line per failed flush; the frames stay buffered until the session ends.
+whatever is buffered before it), as ``StdoutWriter`` did. A flush that fails on a closed pipe
+raises ``BrokenPipeError`` to the writer of the frame (the protocol logs it), or is one WARNING
+line when it happens in the loop's callback.
 """
 
 from __future__ import annotations
@@ -39,18 +41,20 @@ class CoalescingWriter:
         self._flush_queued = False
 
     def write(self, data: bytes) -> None:
-        """Buffer one frame (``data``: header and body bytes); it is flushed in the loop's next
-        iteration, or now when called off the loop's thread or with the loop stopped."""
+        """Write one frame (``data``: header and body bytes): at once when it is the first of
+        this loop step, else buffered until a response or the loop's next iteration."""
         self._stream.write(data)
         if threading.get_ident() != self._thread or not self._loop.is_running():
             self._stream.flush()
             return
         if not self._flush_queued:
+            self._stream.flush()
             self._flush_queued = True
             self._loop.call_later(0, self.flush)
 
     def flush(self) -> None:
-        """Write out every buffered frame now; never raises (a failure is logged)."""
+        """Write out every buffered frame now (the next frame is again written at once); never
+        raises (a failure is logged)."""
         self._flush_queued = False
         try:
             self._stream.flush()
