@@ -11,8 +11,8 @@ The transport reads LSP base-protocol frames in a daemon thread (a blocked read 
 process alive); its own frames go out through :mod:`pi_lsp.daemon.frame_writer` (frames that
 follow one another in a loop step share a write). It answers what pygls would drop, per
 JSON-RPC 2.0: a body that is not JSON gets ParseError (-32700, id null); a message that is not a
-request, notification or response gets InvalidRequest (-32600); a request whose params do not fit the LSP type gets InvalidParams
-(-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
+request, notification or response gets InvalidRequest (-32600); a request whose params do not
+fit the LSP type gets InvalidParams (-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
 SIGTERM, SIGHUP or SIGINT (editors stop servers with SIGTERM; Ctrl-C in a terminal), then ends the
 session (process groups, temp folder) and exits (a signal gives status 128 + its number, and no
 traceback). At start it cleans what killed pi-lsp processes left
