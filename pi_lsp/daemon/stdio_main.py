@@ -8,11 +8,10 @@ WARNING and above while no client is connected (everything with ``-v``), since e
 as errors. pygls logs at WARNING unless ``-v``.
 
 The transport reads LSP base-protocol frames in a daemon thread (a blocked read never keeps the
-process alive); its own frames go out through :mod:`pi_lsp.daemon.frame_writer` (frames that
-follow one another in a loop step share a write). It answers what pygls would drop, per
-JSON-RPC 2.0: a body that is not JSON gets ParseError (-32700, id null); a message that is not a
-request, notification or response gets InvalidRequest (-32600); a request whose params do not
-fit the LSP type gets InvalidParams (-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
+process alive) and answers what pygls would drop, per JSON-RPC 2.0: a body that is not JSON gets
+ParseError (-32700, id null); a message that is not a request, notification or response gets
+InvalidRequest (-32600); a request whose params do not fit the LSP type gets InvalidParams
+(-32602). The daemon keeps running after each. It stops on ``exit``, when stdin closes, or at
 SIGTERM, SIGHUP or SIGINT (editors stop servers with SIGTERM; Ctrl-C in a terminal), then ends the
 session (process groups, temp folder) and exits (a signal gives status 128 + its number, and no
 traceback). At start it cleans what killed pi-lsp processes left
@@ -22,6 +21,9 @@ A ``Content-Length`` header whose value is not a non-negative decimal integer, o
 :data:`MAX_FRAME_BYTES`, or a frame without ``Content-Length`` (a body sent without headers, a
 header section that lacks it) leaves no way to find the next frame: the daemon answers ParseError
 (-32700, id null), logs it, ends the session and exits with code 1.
+
+The daemon's own frames go out through :mod:`pi_lsp.daemon.frame_writer`: frames that follow
+one another in a step of the event loop share a write.
 """
 
 from __future__ import annotations
