@@ -113,6 +113,24 @@ def test_lines_of_many_megabytes_and_a_last_line_without_newline(tmp_path: Path)
     assert text(out[1]).strip() == "6000001"
 
 
+def test_stdin_a_regular_file_is_read_like_a_pipe(tmp_path: Path) -> None:
+    # epoll cannot watch a regular file: exec reads it in a thread instead of in the event loop
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    source = tmp_path / "input.jsonl"
+    source.write_text(
+        jl({"id": "1", "name": "read", "arguments": {"path": "a.txt"}}) + "\n{nope\n"
+        + json.dumps({"id": "2", "name": "read", "arguments": {"path": "a.txt"}}),  # no final newline
+        encoding="utf-8",
+    )
+    with source.open("rb") as stdin:
+        done = subprocess.run(exec_argv(tmp_path), stdin=stdin, capture_output=True, timeout=TIMEOUT, cwd=REPO)
+    out = [json.loads(line) for line in done.stdout.split(b"\n") if line.strip()]
+    assert done.returncode == 0, done.stderr
+    assert [o["toolCallId"] for o in out] == ["1", None, "2"]
+    assert text(out[0]) == text(out[2]) == "alpha\n"
+    assert out[1]["isError"] and "not JSON" in text(out[1])
+
+
 def test_lines_run_strictly_one_after_another(tmp_path: Path) -> None:
     out, _ = run_exec(
         tmp_path,

@@ -26,6 +26,7 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
     "_send_handler_result": [("future", "POSITIONAL_OR_KEYWORD"), ("msg_id", "KEYWORD_ONLY")],
     "_handle_cancel_notification": [("msg_id", "POSITIONAL_OR_KEYWORD")],
     "_send_data": [("data", "POSITIONAL_OR_KEYWORD")],
+    "handle_message": [("message", "POSITIONAL_OR_KEYWORD")],  # public; overridden for speed
     "_check_handler_result": [("future", "POSITIONAL_OR_KEYWORD")],
     "_execute_handler": [
         ("msg_id", "POSITIONAL_OR_KEYWORD"), ("handler", "POSITIONAL_OR_KEYWORD"),
@@ -112,3 +113,46 @@ async def test_pygls_still_keeps_notification_futures_so_the_workaround_is_neede
         "pygls no longer keeps a future per handled notification: remove the _execute_handler "
         "workaround in pi_lsp/daemon/pygls_protocol.py (and this test)"
     )
+
+
+def test_handle_message_tells_messages_apart_as_pygls_does() -> None:
+    # RobustLanguageServerProtocol.handle_message replaces pygls's isinstance checks against its
+    # runtime_checkable protocols with field checks: same classification, same handler called
+    from lsprotocol import types
+    from pygls.protocol import json_rpc
+
+    source = inspect.getsource(JsonRPCProtocol.handle_message)
+    for check in ("isinstance(message, RPCRequest)", "isinstance(message, RPCNotification)",
+                  "isinstance(message, RPCResponse)", "ctx.run(self._handle_request, message.id, message.method, message.params)",
+                  "ctx.run(self._handle_notification, message.method, message.params)",
+                  "ctx.run(self._handle_response, message.id, message.result)",
+                  "ctx.run(self._handle_response, message.id, None, message.error)"):
+        assert check in source, f"pygls changed handle_message ({check!r} is gone): re-check pi-lsp's override"
+    server = LanguageServer("contract", "0", protocol_cls=RobustLanguageServerProtocol)
+    protocol = server.protocol
+    structured = [
+        protocol.structure_message({"jsonrpc": "2.0", "id": 1, "method": "contract/x", "params": {}}),
+        protocol.structure_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        protocol.structure_message({"jsonrpc": "2.0", "method": "contract/n", "params": {}}),
+        protocol.structure_message({"jsonrpc": "2.0", "method": "textDocument/didClose",
+                                    "params": {"textDocument": {"uri": "file:///x"}}}),
+        protocol.structure_message({"jsonrpc": "2.0", "id": 3, "result": {"a": 1}}),
+        protocol.structure_message({"jsonrpc": "2.0", "id": 4, "error": {"code": -1, "message": "m"}}),
+    ]
+    assert any(isinstance(m, types.ResponseErrorMessage) for m in structured)
+    calls: list[str] = []
+    protocol._handle_request = lambda *a: calls.append("request")  # type: ignore[method-assign]
+    protocol._handle_notification = lambda *a: calls.append("notification")  # type: ignore[method-assign]
+    protocol._handle_response = lambda *a: calls.append("error" if len(a) == 3 else "response")  # type: ignore[method-assign]
+    expected = []
+    for message in structured:
+        if isinstance(message, json_rpc.RPCRequest):
+            expected.append("request")
+        elif isinstance(message, json_rpc.RPCNotification):
+            expected.append("notification")
+        elif isinstance(message, json_rpc.RPCResponse):
+            expected.append("response")
+        else:
+            expected.append("error")
+        protocol.handle_message(message)
+    assert calls == expected == ["request", "request", "notification", "notification", "response", "error"]

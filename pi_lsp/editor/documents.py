@@ -34,6 +34,7 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from pi_lsp.editor.positions import apply_content_changes
+from pi_lsp.editor.real_paths import real_path
 from pi_lsp.tools.file_io.regular_files import NotRegularFileError, read_regular_file
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -238,8 +239,8 @@ class DocumentStore:
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
         self._waiters: set[Waiter] = set()
-        self._by_real: dict[Path, Document] | None = None
-        """Real path -> the document :meth:`get` answers; rebuilt after an open or a close."""
+        self._by_real: dict[str, Document] | None = None
+        """Real path (a str) -> the document :meth:`get` answers; rebuilt after an open or a close."""
 
     def did_open(self, uri: str, text: str, version: int | None) -> Document:
         """Record ``textDocument/didOpen`` (replaces an earlier open of the same URI).
@@ -311,10 +312,10 @@ class DocumentStore:
         """
         index = self._by_real
         if index is None:  # the last one in opening order wins, as the scan it replaces
-            index = self._by_real = {d.real_path: d for d in self._docs.values() if d.real_path is not None}
+            index = self._by_real = {str(d.real_path): d for d in self._docs.values() if d.real_path is not None}
         if not index:
             return None
-        return index.get(Path(os.path.realpath(path)))
+        return index.get(real_path(path))  # on every tool call: the kernel's answer, no Path built
 
     def by_uri(self, uri: str) -> Document | None:
         """The document of ``uri`` exactly as the client sent it, or ``None``."""

@@ -41,6 +41,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -74,35 +75,70 @@ class BadLine(Exception):
 
 
 class LineReader:
-    """Lines of a binary stream, read in chunks by a daemon thread; no length limit.
+    """Lines of a binary stream, read in chunks; no length limit.
+
+    Where the event loop can watch the descriptor (a pipe, a socket, a terminal) the chunks are
+    read in the loop itself, when it reports the descriptor readable: no thread hand-off per line
+    (about 20 us of a small read's 250, issue 21). Where it cannot (a regular file or ``/dev/null``, which epoll
+    refuses) a daemon thread reads them. The descriptor's blocking mode is left as it is (it may
+    be shared with other processes); a read is only made when the loop says data is there.
 
     :meth:`next` returns one line (bytes, without its ``\\n``) or ``None`` at end of input. A final
-    line without a newline counts.
+    line without a newline counts. A read error counts as end of input.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._loop = loop
         self._fd = fd
-        threading.Thread(target=self._pump, name="pi-lsp-exec-stdin", daemon=True).start()
+        self._parts: list[bytes] = []
+        self._watched = False
+        try:
+            loop.add_reader(fd, self._on_readable)
+            self._watched = True
+        except (OSError, ValueError, NotImplementedError):  # a regular file, a closed fd, no selector loop
+            threading.Thread(target=self._pump, name="pi-lsp-exec-stdin", daemon=True).start()
+
+    def _on_readable(self) -> None:
+        try:
+            chunk = os.read(self._fd, READ_CHUNK_BYTES)
+        except BlockingIOError:  # a non-blocking descriptor another reader drained first
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            self._split(chunk, self._queue.put_nowait)
+            return
+        self._unwatch()
+        self._end(self._queue.put_nowait)
 
     def _pump(self) -> None:
-        parts: list[bytes] = []
         try:
             while chunk := os.read(self._fd, READ_CHUNK_BYTES):
-                start = 0
-                while (end := chunk.find(b"\n", start)) != -1:
-                    parts.append(chunk[start:end])
-                    self._put(b"".join(parts))
-                    parts = []
-                    start = end + 1
-                if start < len(chunk):
-                    parts.append(chunk[start:])
+                self._split(chunk, self._put)
         except OSError:
             pass
-        if parts:
-            self._put(b"".join(parts))
-        self._put(None)
+        self._end(self._put)
+
+    def _split(self, chunk: bytes, put: Callable[[bytes | None], None]) -> None:
+        """Hand on every line ``chunk`` completes; keep its unfinished tail."""
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if self._parts:
+                self._parts.append(chunk[start:end])
+                put(b"".join(self._parts))
+                self._parts = []
+            else:
+                put(chunk[start:end])
+            start = end + 1
+        if start < len(chunk):
+            self._parts.append(chunk[start:])
+
+    def _end(self, put: Callable[[bytes | None], None]) -> None:
+        if self._parts:
+            put(b"".join(self._parts))
+            self._parts = []
+        put(None)
 
     def _put(self, line: bytes | None) -> None:
         try:
@@ -110,14 +146,24 @@ class LineReader:
         except RuntimeError:  # the loop closed: nobody is reading any more
             pass
 
+    def _unwatch(self) -> None:
+        if self._watched:
+            self._watched = False
+            self._loop.remove_reader(self._fd)
+
     async def next(self) -> bytes | None:
         """The next line, or ``None`` once the input ended or :meth:`stop` was called."""
         return await self._queue.get()
 
     def stop(self) -> None:
-        """Make the pending (or next) :meth:`next` return ``None`` (the thread may keep blocking in
-        ``read``; it is a daemon thread)."""
+        """Make the pending (or next) :meth:`next` return ``None`` and stop reading (a reading
+        thread may keep blocking in ``read``; it is a daemon thread)."""
+        self._unwatch()
         self._queue.put_nowait(None)
+
+    def close(self) -> None:
+        """Stop watching the descriptor (before the event loop closes). Idempotent."""
+        self._unwatch()
 
 
 def parse_call(value: Any) -> ToolCall:
@@ -226,6 +272,7 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
         reason=f"pi-lsp exec has no editor to ask (--approvals {approvals})",
     )
     pipeline = tools.pipeline
+    reader: LineReader | None = None
     try:
         reader = LineReader(loop, sys.stdin.fileno())
         session.on_abort(reader.stop)
@@ -241,6 +288,8 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
                 status = 1
                 break
     finally:
+        if reader is not None:
+            reader.close()
         for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         await tools.close(include_children=subreaper)

@@ -33,6 +33,33 @@ def _reject_constant(name: str) -> Any:
     raise JsonTextError(f"{name} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""One strict decoder for every text: ``json.loads`` with an option builds a new one per call."""
+
+_ENCODERS: dict[tuple[bool, Any], json.JSONEncoder] = {}
+"""Encoders by (``ensure_ascii``, ``default``), reused as ``json.dumps`` would not; kept small."""
+_MAX_ENCODERS = 8
+
+
+def _decode(text: str | bytes) -> Any:
+    """``json.loads(text, parse_constant=_reject_constant)`` with the shared decoder (same errors)."""
+    if isinstance(text, bytes):
+        return _DECODER.decode(text.decode(json.detect_encoding(text), "surrogatepass"))
+    if isinstance(text, str) and not text.startswith("\ufeff"):
+        return _DECODER.decode(text)
+    return json.loads(text, parse_constant=_reject_constant)  # its BOM and type errors
+
+
+def _encoder(ensure_ascii: bool, default: Any) -> json.JSONEncoder:
+    key = (ensure_ascii, default)
+    encoder = _ENCODERS.get(key)
+    if encoder is None:
+        if len(_ENCODERS) >= _MAX_ENCODERS:
+            _ENCODERS.clear()
+        encoder = _ENCODERS[key] = json.JSONEncoder(ensure_ascii=ensure_ascii, default=default, allow_nan=False)
+    return encoder
+
+
 def depth(value: Any) -> int:
     """How deeply ``value``'s lists and dicts nest (a scalar is 0, ``[]`` is 1); iterative."""
     deepest = 0
@@ -60,7 +87,7 @@ def loads(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
     errors; ``UnicodeDecodeError`` (a ``ValueError`` too) for bytes that are not UTF-8.
     """
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _decode(text)
     except RecursionError:
         raise JsonTextError(f"JSON nested deeper than {max_depth or MAX_DEPTH} levels") from None
     if max_depth is not None and may_nest_deeper(text, max_depth):
@@ -91,7 +118,9 @@ def dumps(value: Any, *, ensure_ascii: bool = True, default: Any = None, **kwarg
     (``separators``, ``sort_keys``...). Raises ``TypeError`` for objects ``default`` cannot encode.
     """
     try:
-        return json.dumps(value, ensure_ascii=ensure_ascii, default=default, allow_nan=False, **kwargs)
+        if kwargs:
+            return json.dumps(value, ensure_ascii=ensure_ascii, default=default, allow_nan=False, **kwargs)
+        return _encoder(ensure_ascii, default).encode(value)
     except ValueError as exc:
         if "Out of range float" not in str(exc):
             raise
