@@ -34,7 +34,7 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from pi_lsp.editor.positions import apply_content_changes
-from pi_lsp.editor.real_paths import real_path
+from pi_lsp.tools.file_io.real_paths import realpath
 from pi_lsp.tools.file_io.regular_files import NotRegularFileError, read_regular_file
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -315,7 +315,7 @@ class DocumentStore:
             index = self._by_real = {str(d.real_path): d for d in self._docs.values() if d.real_path is not None}
         if not index:
             return None
-        return index.get(real_path(path))  # on every tool call: the kernel's answer, no Path built
+        return index.get(realpath(path))  # on every tool call: the kernel's answer, no Path built
 
     def by_uri(self, uri: str) -> Document | None:
         """The document of ``uri`` exactly as the client sent it, or ``None``."""

@@ -1,4 +1,4 @@
-"""``pi_lsp.editor.real_paths.real_path`` gives ``os.path.realpath``'s answer for every kind of path."""
+"""``pi_lsp.tools.file_io.real_paths.realpath`` (the kernel step first, the walk after) gives ``os.path.realpath``'s answer for every kind of path."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_lsp.editor.real_paths import real_path
+from pi_lsp.tools.file_io.real_paths import realpath as real_path
 
 
 @pytest.fixture()
