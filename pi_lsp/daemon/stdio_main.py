@@ -216,6 +216,12 @@ async def serve(server: Any, reader: BinaryIO, writer: BinaryIO) -> int:
                 server.exit_code = 1
                 break
             dispatch(server.protocol, body)
+            if not queue.empty():
+                # let what this frame started (a request's task) take its first step before the
+                # next frame is handled: a call that never waits is answered before a later
+                # request's reply, in the order the client sent them, and tasks are not starved
+                # by a burst of frames
+                await asyncio.sleep(0)
     finally:
         stop.cancel()
         await server.end_session()
