@@ -94,6 +94,7 @@ def probe_bwrap(timeout_seconds: float = 10.0) -> tuple[str | None, str]:
         done = subprocess.run(
             [path, *_BWRAP_BASE, "true"], stdin=subprocess.DEVNULL, capture_output=True,
             timeout=timeout_seconds, check=False,
+            start_new_session=True,  # what bwrap leaves to a subreaper is then reaped as adopted
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"bwrap could not be run ({exc})"

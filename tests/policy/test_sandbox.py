@@ -3,10 +3,12 @@ git with its config-driven programs off, the probe's failure reported, ``require
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,35 @@ async def test_what_was_judged_is_what_runs_even_if_a_glob_would_match_more_by_t
     session.pipeline.add_before_hook(plant)
     assert await session.call("bash", command="cat *") == (False, "alpha\n")
     assert await session.call("bash", command="cat *.txt 2>/dev/null") == (False, "alpha\nbeta\n")
+
+
+def _zombie_children(pid: int) -> list[int]:
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        kids += [int(k) for k in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+    return [k for k in kids if Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"]
+
+
+def test_sandboxed_commands_leave_no_zombie_behind_as_calls_go_on(tmp_path: Path) -> None:
+    # bwrap's own process inside the sandbox outlives the bwrap the tool started; pi-lsp, their
+    # subreaper, reaps it (at the latest when the next call starts), so zombies never pile up
+    _bwrap()
+    ws = _workspace(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pi_lsp", "exec", "--cwd", str(ws)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for index in range(8):
+            call = {"id": str(index), "name": "bash", "arguments": {"command": "ls"}}
+            proc.stdin.write((json.dumps(call) + "\n").encode())
+            proc.stdin.flush()
+            answer = json.loads(proc.stdout.readline())
+            assert answer["isError"] is False and "a.txt" in answer["content"][0]["text"], answer
+        assert len(_zombie_children(proc.pid)) <= 1  # the last call's, reaped when the next starts
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    finally:
+        proc.kill()
+        proc.wait()

@@ -182,6 +182,34 @@ def _children_of(pid: int) -> list[int]:
     return kids
 
 
+def reap_adopted_zombies() -> int:
+    """``waitpid`` the zombie children this process adopted as a child subreaper; returns how many.
+
+    Without this an auto-allowed command leaves one zombie per call until the session ends:
+    ``bwrap --unshare-pid`` runs the command under a process of its own, which outlives the
+    ``bwrap`` process the tool started by a moment, so it is re-parented to us. A zombie child is
+    taken only when it can be no process anyone here started and waits for: a process pi-lsp
+    starts is either a group leader (``start_new_session``: pid = pgid; asyncio reaps the shells)
+    or stays in pi-lsp's own group (``subprocess.run`` of git and the sandbox probe), so a zombie
+    child in *another* group whose leader it is not was adopted (never ``waitpid(-1)``, which
+    would steal exit statuses from asyncio's child watcher). Linux with
+    ``/proc/PID/task/TID/children``; elsewhere 0.
+    """
+    if not _children_file_supported():
+        return 0
+    me, my_group, reaped = os.getpid(), os.getpgrp(), 0
+    for pid in _children_of(me):
+        info = proc_info(pid)
+        if info is None or info.state != "Z" or info.ppid != me or info.pgid in (pid, my_group):
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        reaped += 1
+    return reaped
+
+
 def descendants(pid: int) -> list[ProcInfo] | None:
     """Every live-or-zombie descendant of ``pid`` (children, their children ...), read from
     ``/proc/PID/task/TID/children``: only the subtree is visited, not every process of the machine.
@@ -304,9 +332,11 @@ class ProcessRegistry:
         return env
 
     def register(self, pgid: int) -> None:
-        """Track process group ``pgid`` (the pid of a leader started with ``start_new_session``)."""
+        """Track process group ``pgid`` (the pid of a leader started with ``start_new_session``);
+        zombies adopted from earlier calls are reaped (:func:`reap_adopted_zombies`)."""
         self._started = True
         self._groups.add(pgid)
+        reap_adopted_zombies()
 
     @property
     def started(self) -> bool:
@@ -323,8 +353,10 @@ class ProcessRegistry:
         return descendants(os.getpid())
 
     def unregister(self, pgid: int) -> None:
-        """Stop tracking ``pgid`` (its leader exited and its pipes closed); unknown ids are ignored."""
+        """Stop tracking ``pgid`` (its leader exited and its pipes closed); unknown ids are ignored.
+        Zombies the call left to us are reaped (:func:`reap_adopted_zombies`)."""
         self._groups.discard(pgid)
+        reap_adopted_zombies()
 
     @property
     def groups(self) -> frozenset[int]:
