@@ -13,7 +13,8 @@
 4. every option is in that command's allowlist (:mod:`pi_lsp.policy.command_args`: glued and
    separate values, ``--`` and option values of ``--`` read as the command reads them);
 5. every path it opens passes the policy's ``check`` (inside the workspace; for contents, not
-   protected). A path is judged as the kernel opens it: joined to the working directory and
+   protected, and a regular file or folder: a FIFO, socket or device named for its contents is
+   asked about, since reading it could block until the command's timeout). A path is judged as the kernel opens it: joined to the working directory and
    resolved with ``os.path.realpath`` (symlinks component by component, ``..`` after them);
    never normalised as text first. A path read recursively (``grep -r``, ``rg``) is walked
    (without following symlinks, as they do; ``rg`` skips hidden names unless told otherwise) and
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,10 +143,30 @@ def _check_value(
     if value == "-" and kind != "name":
         return None  # standard input: /dev/null for the bash tool
     joined = value if os.path.isabs(value) else os.path.join(os.fspath(cwd), value)
-    problem = check(joined, kind)
+    problem = check(joined, kind) or (_special_file_problem(joined) if kind != "name" else None)
     if problem is not None or kind != "tree":
         return problem
     return _tree_problem(joined, protected, may_protect, hidden)
+
+
+_SPECIAL_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"))
+
+
+def _special_file_problem(path: str) -> str | None:
+    """Why opening ``path`` (followed through links) for its contents is not harmless: a FIFO
+    blocks until a writer comes (the call would hang until its timeout), a device or socket reads
+    what no file holds; None for a regular file, a folder or a missing path. Recursive reads skip
+    such entries below the top (grep -r, rg), so only what the command names is checked, as the
+    read tool refuses the same kinds."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    for test, what in _SPECIAL_KINDS:
+        if test(mode):
+            return f"{path} is {what}; reading it could block or never end"
+    return None
 
 
 def _tree_problem(top: str, protected: Protected, may_protect: MayProtect, hidden: bool) -> str | None:

@@ -123,6 +123,18 @@ def test_a_symlink_inside_the_workspace_to_a_protected_or_outside_file_is_asked(
     assert ws.bash("ls -l notes.txt").action == "allow"  # a listing shows no content
 
 
+def test_a_fifo_socket_or_device_named_for_its_contents_is_asked(ws: Workspace) -> None:
+    # reading a FIFO blocks until a writer comes: the call would hang until its timeout
+    os.mkfifo(ws.ws / "pipe.txt")
+    os.symlink(ws.ws / "pipe.txt", ws.ws / "via-link.txt")
+    for command in ("cat pipe.txt", "wc -l *.txt", "head via-link.txt", "grep -r x pipe.txt"):
+        decision = ws.bash(command)
+        assert decision.action == "ask", command
+        assert "is a FIFO; reading it could block" in decision.reason, decision.reason
+    assert ws.bash("ls -l pipe.txt").action == "allow"  # a listing does not open it
+    assert ws.bash("grep -r x .").action == "allow"  # grep -r and rg skip such entries below the top
+
+
 def test_a_glob_is_judged_by_what_it_expands_to(ws: Workspace) -> None:
     for index in range(3):
         (ws.ws / f"log{index}.txt").write_text("x", encoding="utf-8")
