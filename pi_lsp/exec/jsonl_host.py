@@ -189,6 +189,7 @@ class LineServer:
         self._lines: deque[bytes] = deque()
         self._running: asyncio.Future[dict[str, Any]] | None = None
         self._closing = False
+        self._serving = False  # in _serve: a nested call (from inside a line's first step) leaves it to the outer one
         self.finished: asyncio.Future[int] = loop.create_future()
 
     def add(self, lines: list[bytes]) -> None:
@@ -209,22 +210,26 @@ class LineServer:
         self._serve()
 
     def _serve(self) -> None:
-        if self._running is not None or self.finished.done():
+        if self._serving or self._running is not None or self.finished.done():
             return
-        lines = self._lines
-        while lines:
-            line = lines.popleft()
-            if not line.strip():
-                continue
-            work = eager_future(self._respond(line))
-            if not work.done():
-                self._running = work
-                work.add_done_callback(self._ran)
-                return
-            if not self._deliver(work):
-                return
-        if self._closing:
-            self.finished.set_result(0)
+        self._serving = True
+        try:
+            lines = self._lines
+            while lines:
+                line = lines.popleft()
+                if not line.strip():
+                    continue
+                work = eager_future(self._respond(line))
+                if not work.done():
+                    self._running = work
+                    work.add_done_callback(self._ran)
+                    return
+                if not self._deliver(work):
+                    return
+            if self._closing:
+                self.finished.set_result(0)
+        finally:
+            self._serving = False
 
     def _ran(self, work: asyncio.Future[dict[str, Any]]) -> None:
         self._running = None
