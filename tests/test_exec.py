@@ -204,3 +204,31 @@ def test_sigterm_aborts_the_running_call_and_still_answers(tmp_path: Path) -> No
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_lines_read_together_are_answered_in_order_around_one_that_waits(tmp_path: Path) -> None:
+    # one chunk: quick reads (answered at once) around a bash call (runs as a task) and blank lines
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    read = {"name": "read", "arguments": {"path": "a.txt"}}
+    data = jl({"id": "1", **read}, {"id": "2", "name": "bash", "arguments": {"command": "sleep 0.2; echo slow"}})
+    data += "\n  \n" + jl({"id": "3", **read}) + "[1]\n" + jl({"id": "4", **read})
+    out, done = run_exec(tmp_path, data)
+    assert done.returncode == 0, done.stderr
+    assert [o["toolCallId"] for o in out] == ["1", "2", "3", None, "4"]
+    assert [text(o) for o in out[:3]] == ["alpha\n", "slow\n", "alpha\n"] and out[3]["isError"]
+
+
+def test_an_unwritable_stdout_ends_the_session_with_status_1(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody reads the answers: the first write fails with EPIPE
+    try:
+        data = jl(*({"id": str(n), "name": "read", "arguments": {"path": "a.txt"}} for n in range(3)))
+        done = subprocess.run(
+            exec_argv(tmp_path), input=data.encode(), stdout=write_end, stderr=subprocess.PIPE,
+            timeout=TIMEOUT, cwd=REPO,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1
+    assert b"cannot write the answer" in done.stderr

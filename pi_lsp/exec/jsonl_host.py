@@ -41,10 +41,12 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pi_lsp.agent.eager import eager_future
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
@@ -83,14 +85,19 @@ class LineReader:
     refuses) a daemon thread reads them. The descriptor's blocking mode is left as it is (it may
     be shared with other processes); a read is only made when the loop says data is there.
 
-    :meth:`next` returns one line (bytes, without its ``\\n``) or ``None`` at end of input. A final
-    line without a newline counts. A read error counts as end of input.
+    Every line a chunk completes (bytes, without its ``\\n``) goes to ``on_lines`` in one list, in
+    the event loop's thread, as soon as the chunk is read; at end of input ``on_end()`` is called
+    once. A final line without a newline counts. A read error counts as end of input.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, fd: int,
+        on_lines: Callable[[list[bytes]], None], on_end: Callable[[], None],
+    ) -> None:
         self._loop = loop
         self._fd = fd
+        self._on_lines = on_lines
+        self._on_end = on_end
         self._parts: list[bytes] = []
         self._watched = False
         try:
@@ -107,63 +114,147 @@ class LineReader:
         except OSError:
             chunk = b""
         if chunk:
-            self._split(chunk, self._queue.put_nowait)
+            if lines := self._split(chunk):
+                self._on_lines(lines)
             return
-        self._unwatch()
-        self._end(self._queue.put_nowait)
+        self.close()
+        if tail := self._tail():
+            self._on_lines(tail)
+        self._on_end()
 
     def _pump(self) -> None:
         try:
             while chunk := os.read(self._fd, READ_CHUNK_BYTES):
-                self._split(chunk, self._put)
+                if lines := self._split(chunk):
+                    self._call(self._on_lines, lines)
         except OSError:
             pass
-        self._end(self._put)
+        if tail := self._tail():
+            self._call(self._on_lines, tail)
+        self._call(self._on_end)
 
-    def _split(self, chunk: bytes, put: Callable[[bytes | None], None]) -> None:
-        """Hand on every line ``chunk`` completes; keep its unfinished tail."""
-        start = 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            if self._parts:
-                self._parts.append(chunk[start:end])
-                put(b"".join(self._parts))
-                self._parts = []
-            else:
-                put(chunk[start:end])
-            start = end + 1
-        if start < len(chunk):
-            self._parts.append(chunk[start:])
-
-    def _end(self, put: Callable[[bytes | None], None]) -> None:
-        if self._parts:
-            put(b"".join(self._parts))
+    def _split(self, chunk: bytes) -> list[bytes]:
+        """Every line ``chunk`` completes; its unfinished tail is kept for the next chunk."""
+        lines = chunk.split(b"\n")
+        tail = lines.pop()
+        if lines and self._parts:
+            self._parts.append(lines[0])
+            lines[0] = b"".join(self._parts)
             self._parts = []
-        put(None)
+        if tail:
+            self._parts.append(tail)
+        return lines
 
-    def _put(self, line: bytes | None) -> None:
+    def _tail(self) -> list[bytes]:
+        """The final line without a newline, if any (as a list for ``on_lines``)."""
+        tail = [b"".join(self._parts)] if self._parts else []
+        self._parts = []
+        return tail
+
+    def _call(self, callback: Callable[..., None], *args: Any) -> None:
         try:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, line)
+            self._loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:  # the loop closed: nobody is reading any more
             pass
 
-    def _unwatch(self) -> None:
+    def close(self) -> None:
+        """Stop watching the descriptor (a reading thread may keep blocking in ``read``; it is a
+        daemon thread and its lines are no longer served). Idempotent."""
         if self._watched:
             self._watched = False
             self._loop.remove_reader(self._fd)
 
-    async def next(self) -> bytes | None:
-        """The next line, or ``None`` once the input ended or :meth:`stop` was called."""
-        return await self._queue.get()
+
+class LineServer:
+    """Answers lines strictly one after another, in the callback that delivered them when it can.
+
+    A line whose answer completes without waiting (a small read: the pipeline's eager path,
+    :func:`~pi_lsp.agent.eager.eager_future`) is answered and written in the same event-loop
+    iteration that read it, without a task, a queue or another wake-up (issue 21); a line that has
+    to wait runs as a task, and the lines after it wait for its answer. ``respond(line)`` makes
+    the output object of a non-blank line; ``write(obj)`` writes it (an ``OSError`` there means
+    nobody reads the answers any more: the session ends with status 1).
+
+    :attr:`finished` is done with the exit status (0 or 1) once the input ended (:meth:`end`) or
+    :meth:`stop` was called and the running line, if any, was answered; with the exception of a
+    ``respond`` that raised (a bug: bad input gets an error result).
+    """
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop,
+        respond: Callable[[bytes], Coroutine[Any, Any, dict[str, Any]]], write: Callable[[dict[str, Any]], None],
+    ) -> None:
+        self._respond = respond
+        self._write = write
+        self._lines: deque[bytes] = deque()
+        self._running: asyncio.Future[dict[str, Any]] | None = None
+        self._closing = False
+        self._serving = False  # in _serve: a nested call (from inside a line's first step) leaves it to the outer one
+        self.finished: asyncio.Future[int] = loop.create_future()
+
+    def add(self, lines: list[bytes]) -> None:
+        """Queue input lines (without their newlines) and answer what can be answered now."""
+        if not self._closing:
+            self._lines.extend(lines)
+            self._serve()
+
+    def end(self) -> None:
+        """The input ended: finish the queued lines, then :attr:`finished`."""
+        self._closing = True
+        self._serve()
 
     def stop(self) -> None:
-        """Make the pending (or next) :meth:`next` return ``None`` and stop reading (a reading
-        thread may keep blocking in ``read``; it is a daemon thread)."""
-        self._unwatch()
-        self._queue.put_nowait(None)
+        """Answer no more lines than the running one, then :attr:`finished`."""
+        self._closing = True
+        self._lines.clear()
+        self._serve()
 
-    def close(self) -> None:
-        """Stop watching the descriptor (before the event loop closes). Idempotent."""
-        self._unwatch()
+    def _serve(self) -> None:
+        if self._serving or self._running is not None or self.finished.done():
+            return
+        self._serving = True
+        try:
+            lines = self._lines
+            while lines:
+                line = lines.popleft()
+                if not line.strip():
+                    continue
+                work = eager_future(self._respond(line))
+                if not work.done():
+                    self._running = work
+                    work.add_done_callback(self._ran)
+                    return
+                if not self._deliver(work):
+                    return
+            if self._closing:
+                self.finished.set_result(0)
+        finally:
+            self._serving = False
+
+    def _ran(self, work: asyncio.Future[dict[str, Any]]) -> None:
+        self._running = None
+        if self._deliver(work):
+            self._serve()
+
+    def _deliver(self, work: asyncio.Future[dict[str, Any]]) -> bool:
+        """Write the answer of a finished line; False (and :attr:`finished` set) if the session ends."""
+        if self.finished.done():
+            return False
+        try:
+            result = work.result()
+        except BaseException as exc:  # a bug in respond (or its cancellation at shutdown)
+            self.finished.set_exception(exc)
+            return False
+        try:
+            self._write(result)
+        except OSError as exc:  # the reader went away: nobody to answer
+            print(f"pi-lsp exec: cannot write the answer ({exc}); stopping", file=sys.stderr)
+            self.finished.set_result(1)
+            return False
+        except BaseException as exc:  # a bug in write: end the session with it, as a raise would
+            self.finished.set_exception(exc)
+            return False
+        return True
 
 
 def parse_call(value: Any) -> ToolCall:
@@ -272,21 +363,13 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
         reason=f"pi-lsp exec has no editor to ask (--approvals {approvals})",
     )
     pipeline = tools.pipeline
+    out = sys.stdout.buffer
+    server = LineServer(loop, lambda line: answer(pipeline, line, session), lambda obj: write_line(out, obj))
     reader: LineReader | None = None
     try:
-        reader = LineReader(loop, sys.stdin.fileno())
-        session.on_abort(reader.stop)
-        out = sys.stdout.buffer
-        while (line := await reader.next()) is not None and not session.aborted:
-            if not line.strip():
-                continue
-            result = await answer(pipeline, line, session)
-            try:
-                write_line(out, result)
-            except OSError as exc:  # the reader went away: nobody to answer
-                print(f"pi-lsp exec: cannot write the answer ({exc}); stopping", file=sys.stderr)
-                status = 1
-                break
+        session.on_abort(server.stop)
+        reader = LineReader(loop, sys.stdin.fileno(), server.add, server.end)
+        status = await server.finished
     finally:
         if reader is not None:
             reader.close()
