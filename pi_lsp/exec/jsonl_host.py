@@ -381,10 +381,19 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``pi-lsp exec``; returns the exit status (2 for bad options)."""
-    parser = argparse.ArgumentParser(prog="pi-lsp exec", description="Run tool calls from JSON Lines on stdin.")
+    parser = argparse.ArgumentParser(
+        prog="pi-lsp exec",
+        description=(
+            "Run tool calls from JSON Lines on stdin, on the filesystem; one answer line (a Pi "
+            'ToolResultMessage) per input line, in order. A line is {"toolCall": {"id", "name", '
+            '"arguments"}}, a bare {"id", "name", "arguments"} or {"toolCalls": [...], "stopReason": ...} '
+            '(answered with {"results": [...]}).'
+        ),
+    )
     parser.add_argument("--cwd", default=os.getcwd(), help="working directory of every call (default: .)")
     parser.add_argument("--tools", default=None, help="active tools: a,b,c or all (default: read,bash,edit,write)")
-    parser.add_argument("--approvals", choices=("allow", "deny"), default="allow", help="answer to approval requests")
+    parser.add_argument("--approvals", choices=("allow", "deny"), default="allow", help="the answer where the policy would ask a user: outside the workspace, "
+                        "commands not judged read-only (default: allow; protected paths are refused either way)")
     options = parser.parse_args(argv)
     cwd = Path(options.cwd).expanduser().absolute()
     if not cwd.is_dir():
