@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp.daemon import rpc
+from pi_lsp.daemon.pygls_protocol import JsonResult
 
 if TYPE_CHECKING:
     from pi_lsp.agent.events import EventSink
@@ -44,7 +45,7 @@ async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any
             calls, stop_reason=stop_reason, signal=signal,
             session_id=rpc.EXTERNAL_SESSION, emit=_tool_events(ls),
         )
-    return {"results": [rpc.wire(result) for result in results]}
+    return JsonResult(results=[rpc.wire(result) for result in results])
 
 
 def _tool_events(ls: PiLanguageServer) -> EventSink | None:
