@@ -191,3 +191,44 @@ def test_a_json_result_is_sent_byte_identical_to_pygls_without_cattrs() -> None:
         protocol._send_response(msg_id, result=dict(result))  # a plain dict still does
         assert len(unstructured) == 2 and frames[-1] == frames[-2]
         unstructured.clear()
+
+
+async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as_a_task() -> None:
+    # issue 21: a marked coroutine handler runs its first step while the request is handled; done
+    # there, it is answered at once (no task); waiting, it goes on as the request's task
+    from pi_lsp.daemon.pygls_protocol import eager_start
+    from pi_lsp.editor.lsp_connection import raw_dict_converter
+
+    server = LanguageServer("contract", "0", protocol_cls=RobustLanguageServerProtocol,
+                            converter_factory=raw_dict_converter)
+    protocol = server.protocol
+    frames: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            frames.append(data)
+
+        def close(self) -> None:
+            pass
+
+    protocol.set_writer(Writer())
+    gate = asyncio.Event()
+
+    @server.feature("contract/eager")
+    @eager_start
+    async def eager(ls: LanguageServer, params: Any) -> dict[str, Any]:
+        if params.get("wait"):
+            await gate.wait()
+        return {"ok": params.get("wait", False)}
+
+    protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", "id": 1, "method": "contract/eager", "params": {}}))
+    assert len(frames) == 1 and frames[0].endswith(b'"result": {"ok": false}}')
+    assert 1 not in protocol._request_futures
+    protocol.handle_message(protocol.structure_message(
+        {"jsonrpc": "2.0", "id": 2, "method": "contract/eager", "params": {"wait": True}}))
+    task = protocol._request_futures[2]
+    assert isinstance(task, asyncio.Task) and not task.done() and len(frames) == 1
+    gate.set()
+    await task
+    await asyncio.sleep(0)
+    assert len(frames) == 2 and frames[1].endswith(b'"result": {"ok": true}}')

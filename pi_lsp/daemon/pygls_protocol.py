@@ -25,6 +25,7 @@ which costs 10 to 20 us per check on Python 3.11 (the protocol's members are col
 time), one to three checks per message (issue 21). ``_send_response``: a result marked
 :class:`JsonResult` (JSON already) is sent as the plain dict pygls's converter would build from
 it, without cattrs walking it (about 12 us of a small read's response, issue 21).
+``_execute_handler``: a handler marked :func:`eager_start` runs its first step at once.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from pygls.protocol.json_rpc import (
 )
 from lsprotocol.types import EXIT, ResponseErrorMessage
 
+from pi_lsp.agent.eager import eager_future
 from pi_lsp.llm import json_text
 
 logger = logging.getLogger(__name__)
@@ -84,6 +86,19 @@ class JsonResult(dict):  # type: ignore[type-arg]
     """
 
     __slots__ = ()
+
+
+def eager_start(handler: Any) -> Any:
+    """Mark the coroutine request handler ``handler`` to start at once, not as a task (issue 21).
+
+    Its first step runs while the request is dispatched (:func:`pi_lsp.agent.eager.eager_future`):
+    a call that never waits, a small read of an open document, is answered in the same step,
+    without a task and an event-loop iteration; one that waits goes on as a task, as any handler.
+    During that first step ``asyncio.current_task()`` is the dispatcher's, not the request's: a
+    marked handler must not keep it (the request's task is ``_request_futures[msg_id]``).
+    """
+    handler.eager_start = True
+    return handler
 
 
 def _has_fields(message: Any, fields: tuple[str, ...]) -> bool:
@@ -217,7 +232,8 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         args: tuple[Any, ...] | None = None,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
-        """pygls's handler execution; the handler's future is forgotten once it is done.
+        """pygls's handler execution; the handler's future is forgotten once it is done; a
+        coroutine handler marked by :func:`eager_start` starts in this step.
 
         A done future is only queued here and removed from ``_request_futures`` at the next
         handler execution: pygls iterates that dict while it cancels futures (``shutdown``), and
@@ -225,7 +241,18 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         from the callback would change the dict during that iteration.
         """
         self._forget_finished()
-        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if getattr(getattr(handler, "func", handler), "eager_start", False):
+            future = eager_future(handler(*(args or ()), **(kwargs or {})))
+            if future.done():  # answered in this step: as pygls answers a synchronous handler
+                try:
+                    callback(future)
+                except Exception:  # as a failing done callback of a task: logged, not answered again
+                    logger.exception("sending the answer to request %s failed", msg_id)
+                return
+            self._request_futures[msg_id] = future
+            future.add_done_callback(callback)
+        else:
+            super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is not None:
             future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))

@@ -16,7 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp.daemon import rpc
-from pi_lsp.daemon.pygls_protocol import JsonResult
+from pi_lsp.daemon.pygls_protocol import JsonResult, eager_start
 
 if TYPE_CHECKING:
     from pi_lsp.agent.events import EventSink
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+@eager_start  # a small read is answered without a task (issue 21)
 async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     """The ``pi/executeToolCall`` handler."""
     call = rpc.parse_execute_tool_call(params)
@@ -36,6 +37,7 @@ async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]
     return rpc.wire(result)
 
 
+@eager_start
 async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     """The ``pi/executeToolCalls`` handler."""
     calls, stop_reason = rpc.parse_execute_tool_calls(params)
