@@ -156,3 +156,79 @@ def test_handle_message_tells_messages_apart_as_pygls_does() -> None:
             expected.append("error")
         protocol.handle_message(message)
     assert calls == expected == ["request", "request", "notification", "notification", "response", "error"]
+
+
+def test_a_json_result_is_sent_byte_identical_to_pygls_without_cattrs() -> None:
+    # JsonResult skips cattrs's walk of a result that is JSON already (issue 21): the frame must be
+    # the one pygls's own _send_response builds, and anything else still goes through cattrs
+    from pi_lsp.daemon.pygls_protocol import JsonResult
+    from pi_lsp.editor.lsp_connection import raw_dict_converter
+
+    server = LanguageServer("contract", "0", protocol_cls=RobustLanguageServerProtocol,
+                            converter_factory=raw_dict_converter)
+    protocol = server.protocol
+    frames: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            frames.append(data)
+
+        def close(self) -> None:
+            pass
+
+    protocol.set_writer(Writer())
+    unstructured: list[Any] = []
+    serialize = protocol._serialize_message  # pygls's json default: cattrs's unstructure
+    protocol._serialize_message = lambda obj: unstructured.append(obj) or serialize(obj)  # type: ignore[method-assign]
+    result = {"content": [{"type": "text", "text": "é\n\"x\" \u2028"}], "details": {"n": 1.5, "none": None,
+              "list": [True, False, 0, -1, [], {}]}, "isError": False, "timestamp": 1_700_000_000_000}
+    for msg_id in (7, "id-1"):
+        JsonRPCProtocol._send_response(protocol, msg_id, result=result)  # pygls's own path
+        assert len(unstructured) == 1
+        protocol._send_response(msg_id, result=JsonResult(result))
+        assert len(unstructured) == 1, "a JsonResult must not go through cattrs"
+        assert frames[-1] == frames[-2]
+        protocol._send_response(msg_id, result=dict(result))  # a plain dict still does
+        assert len(unstructured) == 2 and frames[-1] == frames[-2]
+        unstructured.clear()
+
+
+async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as_a_task() -> None:
+    # issue 21: a marked coroutine handler runs its first step while the request is handled; done
+    # there, it is answered at once (no task); waiting, it goes on as the request's task
+    from pi_lsp.daemon.pygls_protocol import eager_start
+    from pi_lsp.editor.lsp_connection import raw_dict_converter
+
+    server = LanguageServer("contract", "0", protocol_cls=RobustLanguageServerProtocol,
+                            converter_factory=raw_dict_converter)
+    protocol = server.protocol
+    frames: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            frames.append(data)
+
+        def close(self) -> None:
+            pass
+
+    protocol.set_writer(Writer())
+    gate = asyncio.Event()
+
+    @server.feature("contract/eager")
+    @eager_start
+    async def eager(ls: LanguageServer, params: Any) -> dict[str, Any]:
+        if params.get("wait"):
+            await gate.wait()
+        return {"ok": params.get("wait", False)}
+
+    protocol.handle_message(protocol.structure_message({"jsonrpc": "2.0", "id": 1, "method": "contract/eager", "params": {}}))
+    assert len(frames) == 1 and frames[0].endswith(b'"result": {"ok": false}}')
+    assert 1 not in protocol._request_futures
+    protocol.handle_message(protocol.structure_message(
+        {"jsonrpc": "2.0", "id": 2, "method": "contract/eager", "params": {"wait": True}}))
+    task = protocol._request_futures[2]
+    assert isinstance(task, asyncio.Task) and not task.done() and len(frames) == 1
+    gate.set()
+    await task
+    await asyncio.sleep(0)
+    assert len(frames) == 2 and frames[1].endswith(b'"result": {"ok": true}}')

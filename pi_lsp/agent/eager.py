@@ -22,14 +22,19 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def eager_future(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+def eager_future(
+    coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop | None = None
+) -> asyncio.Future[T]:
     """Run ``coro`` up to its first wait; a done future with its outcome, or a task running the rest.
 
     The outcome of a coroutine that finished in that step is the future's result, exception or
     cancellation (a ``CancelledError`` it raised). ``KeyboardInterrupt`` and ``SystemExit``
-    propagate to the caller. Must be called with a running event loop.
+    propagate to the caller. Must be called with a running event loop; ``loop`` is that loop
+    when the caller has it at hand (Python 3.11's ``asyncio.get_running_loop`` makes a
+    ``getpid`` system call each time).
     """
-    loop = asyncio.get_running_loop()
+    if loop is None:
+        loop = asyncio.get_running_loop()
     if not asyncio.iscoroutine(coro):  # a future or another awaitable: nothing to start
         return asyncio.ensure_future(coro)
     try:

@@ -165,7 +165,7 @@ class ToolPipeline:
         if signal is not None:
             unlink = signal.on_abort(lambda: batch_signal.abort(signal.reason))
         run = _BatchRun(self, calls, batch_signal, session_id, emit)
-        work = eager_future(run.run(stop_reason))  # a small call is often done here, without a task
+        work = eager_future(run.run(stop_reason), run.loop)  # a small call is often done here, without a task
         try:
             if work.done():
                 return work.result()
@@ -228,6 +228,7 @@ class _BatchRun:
         self.session_id = session_id
         self._sink = emit
         self.results: list[ToolResultMessage | None] = [None] * len(calls)
+        self.loop = asyncio.get_running_loop()  # once per batch: each call costs a getpid on 3.11
 
     def emit(self, event: dict[str, Any]) -> None:
         if self._sink is None:
@@ -343,7 +344,7 @@ class _BatchRun:
 
         Returns ``(True, value)`` or ``(False, None)`` when aborted; re-raises its exception.
         """
-        task = eager_future(awaitable)  # type: ignore[arg-type]
+        task = eager_future(awaitable, self.loop)  # type: ignore[arg-type]
         if not task.done():
             remove = self.signal.on_abort(_canceller(task))
             try:
@@ -369,7 +370,7 @@ class _BatchRun:
             on_update=None if self._sink is None else on_update,  # nobody listens: no updates to make
             session_id=self.session_id,
         )
-        task = eager_future(_run_tool(tool, args, context))  # done at once when it never waits
+        task = eager_future(_run_tool(tool, args, context), self.loop)  # done at once when it never waits
         try:
             if not task.done():
                 remove = self.signal.on_abort(_canceller(task))  # abort = cancel the tool's task

@@ -22,7 +22,10 @@
 And one for speed: ``handle_message`` tells requests, notifications and responses apart by the
 fields they have, as pygls does with ``isinstance`` against its ``runtime_checkable`` protocols,
 which costs 10 to 20 us per check on Python 3.11 (the protocol's members are collected anew each
-time), one to three checks per message (issue 21).
+time), one to three checks per message (issue 21). ``_send_response``: a result marked
+:class:`JsonResult` (JSON already) is sent as the plain dict pygls's converter would build from
+it, without cattrs walking it (about 12 us of a small read's response, issue 21).
+``_execute_handler``: a handler marked :func:`eager_start` runs its first step at once.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from pygls.protocol.json_rpc import (
 )
 from lsprotocol.types import EXIT, ResponseErrorMessage
 
+from pi_lsp.agent.eager import eager_future
 from pi_lsp.llm import json_text
 
 logger = logging.getLogger(__name__)
@@ -69,6 +73,32 @@ def _is_response(data: Any) -> bool:
     if isinstance(data, dict):
         return "id" in data and "method" not in data
     return hasattr(data, "id") and not hasattr(data, "method")
+
+
+class JsonResult(dict):  # type: ignore[type-arg]
+    """A request's result that is JSON already: string keys, and values that are only ``dict``,
+    ``list``, ``str``, ``int``, ``float``, ``bool`` or ``None`` all the way down (what
+    ``model_dump(mode="json")`` returns). Build one only from such a value (``JsonResult(value)``,
+    a shallow copy); the protocol then sends it as it is.
+
+    pygls unstructures every response with cattrs, which for such a value rebuilds each dict and
+    list unchanged; ``tests/test_pygls_contract.py`` checks the frames are byte-identical.
+    """
+
+    __slots__ = ()
+
+
+def eager_start(handler: Any) -> Any:
+    """Mark the coroutine request handler ``handler`` to start at once, not as a task (issue 21).
+
+    Its first step runs while the request is dispatched (:func:`pi_lsp.agent.eager.eager_future`):
+    a call that never waits, a small read of an open document, is answered in the same step,
+    without a task and an event-loop iteration; one that waits goes on as a task, as any handler.
+    During that first step ``asyncio.current_task()`` is the dispatcher's, not the request's: a
+    marked handler must not keep it (the request's task is ``_request_futures[msg_id]``).
+    """
+    handler.eager_start = True
+    return handler
 
 
 def _has_fields(message: Any, fields: tuple[str, ...]) -> bool:
@@ -143,6 +173,14 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
             pygls_logger.debug("Error message received.")
             context.run(self._handle_response, message.id, None, message.error)
 
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
+        """pygls's ``_send_response``; a :class:`JsonResult` goes out without cattrs (the same
+        ``{"id", "jsonrpc", "result"}`` object pygls's converter builds from it)."""
+        if error is None and type(result) is JsonResult and msg_id not in self._result_types:
+            self._send_data({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": result})
+            return
+        super()._send_response(msg_id, result, error)
+
     def _send_data(self, data: Any) -> None:
         """Serialise ``data`` (an attrs message or a plain dict) and write one frame."""
         if not data:
@@ -194,7 +232,8 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         args: tuple[Any, ...] | None = None,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
-        """pygls's handler execution; the handler's future is forgotten once it is done.
+        """pygls's handler execution; the handler's future is forgotten once it is done; a
+        coroutine handler marked by :func:`eager_start` starts in this step.
 
         A done future is only queued here and removed from ``_request_futures`` at the next
         handler execution: pygls iterates that dict while it cancels futures (``shutdown``), and
@@ -202,7 +241,18 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         from the callback would change the dict during that iteration.
         """
         self._forget_finished()
-        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if getattr(getattr(handler, "func", handler), "eager_start", False):
+            future = eager_future(handler(*(args or ()), **(kwargs or {})))
+            if future.done():  # answered in this step: as pygls answers a synchronous handler
+                try:
+                    callback(future)
+                except Exception:  # as a failing done callback of a task: logged, not answered again
+                    logger.exception("sending the answer to request %s failed", msg_id)
+                return
+            self._request_futures[msg_id] = future
+            future.add_done_callback(callback)
+        else:
+            super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is not None:
             future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))

@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
-from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
+from pi_lsp.daemon.pygls_protocol import JsonResult, RobustLanguageServerProtocol
 from pi_lsp.daemon.read_nudge import DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING, NUDGE, ReadNudge
 
 if TYPE_CHECKING:  # imported where used: answering ``initialize`` needs none of them (issue 21)
@@ -348,11 +348,12 @@ def request_failed(method: str, message: str) -> JsonRpcException:
     return JsonRpcException(message=f"{method}: {message}", code=REQUEST_FAILED)
 
 
-def wire(message: ToolResultMessage) -> dict[str, Any]:
-    """A tool result as it goes on the wire (camelCase keys, ``None`` left out)."""
+def wire(message: ToolResultMessage) -> JsonResult:
+    """A tool result as it goes on the wire (camelCase keys, ``None`` left out); JSON already
+    (``model_dump(mode="json")``), so the protocol sends it without cattrs."""
     from pi_lsp.llm.types import to_wire
 
-    return to_wire(message)
+    return JsonResult(to_wire(message))
 
 
 def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:

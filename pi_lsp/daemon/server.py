@@ -87,7 +87,6 @@ class PiLanguageServer(LanguageServer):
         self._settings: Settings | None = None
         self.folders: list[Path] = []
         self.tool_signals: dict[Any, AbortSignal] = {}
-        self._tool_tasks: dict[Any, asyncio.Task[Any]] = {}
         self.external_ids: set[Any] = set()
         self.exit_code: int | None = None
         self.exit_requested = asyncio.Event()
@@ -197,11 +196,8 @@ class PiLanguageServer(LanguageServer):
 
         msg_id = self.protocol.msg_id
         signal = AbortSignal()
-        task = asyncio.current_task()
         if msg_id is not None:
             self.tool_signals[msg_id] = signal
-            if task is not None:
-                self._tool_tasks[msg_id] = task
             if external:
                 self.external_ids.add(msg_id)
         try:
@@ -209,7 +205,6 @@ class PiLanguageServer(LanguageServer):
         finally:
             if msg_id is not None:
                 self.tool_signals.pop(msg_id, None)
-                self._tool_tasks.pop(msg_id, None)
                 self.external_ids.discard(msg_id)
 
     def abort_external(self) -> int:
@@ -229,7 +224,13 @@ class PiLanguageServer(LanguageServer):
         CLIENT_LOG.disconnect()
         if "external" in self.__dict__:
             await self.external.close()
-        running = [t for t in self._tool_tasks.values() if t is not asyncio.current_task() and not t.done()]
+        # the tasks of the tool requests still running (a handler that starts eagerly has no task
+        # of its own in its first step, so they are looked up by request id, not kept)
+        futures = self.protocol._request_futures
+        running = [
+            f for key in list(self.tool_signals) if isinstance(f := futures.get(key), asyncio.Future)
+            and f is not asyncio.current_task() and not f.done()
+        ]
         if running:
             grace = self.host.env.settings.bash_kill_grace_seconds if self.host is not None else 0.0
             await asyncio.wait(running, timeout=grace + ANSWER_AFTER_ABORT_SECONDS)

@@ -27,7 +27,7 @@ import enum
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,19 @@ class Document:
     client_dirty: bool | None = None
     client_dirty_version: int | None = None
     has_bom: bool = False
+    _data: tuple[str, bool, bytes] | None = field(default=None, init=False, repr=False)
+
+    def data(self) -> bytes:
+        """The bytes a save would write: the BOM (when ``has_bom``) and ``text`` in UTF-8 (lone
+        surrogates passed through). Kept until ``text`` or ``has_bom`` changes, so reading an
+        unchanged buffer again does not encode it again (5 ms for 3.4 MB of non-ASCII text;
+        issue 21)."""
+        kept = self._data
+        if kept is not None and kept[0] is self.text and kept[1] == self.has_bom:
+            return kept[2]
+        data = (b"\xef\xbb\xbf" if self.has_bom else b"") + self.text.encode("utf-8", "surrogatepass")
+        self._data = (self.text, self.has_bom, data)
+        return data
 
     @property
     def dirty(self) -> bool:

@@ -121,8 +121,7 @@ class EditorFileAccess:
         state, document = await self.state_of(path)
         if document is None or state is DocState.CLEAN_DISK_NEWER:
             return await self.disk.read(path, ctx)
-        bom = b"\xef\xbb\xbf" if document.has_bom else b""
-        data = bom + document.text.encode("utf-8", "surrogatepass")
+        data = document.data()
         notices = (UNSAVED_NOTICE,) if document.dirty else ()
         real_path = document.real_path or Path(os.path.realpath(path))  # store.get matched it by real path
         if remember:

@@ -158,3 +158,20 @@ async def test_a_raising_predicate_counts_as_false(tmp_path: Path) -> None:
     waiter = store.expect_change(path, lambda d: 1 / 0)
     store.did_change(_uri(path), 2, _full("y"), "utf-16")
     assert (await waiter.wait(0.01)).outcome is WaitOutcome.ABSENT
+
+
+def test_a_documents_bytes_are_kept_until_its_text_or_bom_changes(tmp_path: Path) -> None:
+    # issue 21: a read of an unchanged buffer does not encode it again; any change is seen
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"\xef\xbb\xbfcaf\xc3\xa9\n")
+    store = DocumentStore()
+    doc = store.did_open(_uri(path), "café\n", 1)
+    first = doc.data()
+    assert first == b"\xef\xbb\xbfcaf\xc3\xa9\n" and doc.data() is first
+    store.did_change(_uri(path), 2, _full("tea \ud800\n"), "utf-16")  # a lone surrogate passes through
+    assert doc.data() == b"\xef\xbb\xbftea \xed\xa0\x80\n"  # the file's BOM stays
+    doc.has_bom = False
+    assert doc.data() == b"tea \xed\xa0\x80\n"
+    doc.has_bom = True
+    store.did_change(_uri(path), 3, _full("café\n"), "utf-16")  # equal text, new object: same bytes again
+    assert doc.data() == first

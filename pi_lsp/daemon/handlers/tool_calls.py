@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from pi_lsp.daemon import rpc
+from pi_lsp.daemon.pygls_protocol import JsonResult, eager_start
 
 if TYPE_CHECKING:
     from pi_lsp.agent.events import EventSink
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+@eager_start  # a small read is answered without a task (issue 21)
 async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     """The ``pi/executeToolCall`` handler."""
     call = rpc.parse_execute_tool_call(params)
@@ -35,6 +37,7 @@ async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]
     return rpc.wire(result)
 
 
+@eager_start
 async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
     """The ``pi/executeToolCalls`` handler."""
     calls, stop_reason = rpc.parse_execute_tool_calls(params)
@@ -44,7 +47,7 @@ async def execute_tool_calls(ls: PiLanguageServer, params: Any) -> dict[str, Any
             calls, stop_reason=stop_reason, signal=signal,
             session_id=rpc.EXTERNAL_SESSION, emit=_tool_events(ls),
         )
-    return {"results": [rpc.wire(result) for result in results]}
+    return JsonResult(results=[rpc.wire(result) for result in results])
 
 
 def _tool_events(ls: PiLanguageServer) -> EventSink | None:
