@@ -4,7 +4,8 @@
  * Pure logic (no `vscode` import). The client calls {@link serverSettings} with a reader that
  * returns each key's value: for the keys that can leak a key or widen rights ({@link
  * USER_SCOPE_KEYS}) only the user (global) value, never a workspace's own settings files; for the
- * others the effective value. A value of the wrong type is reported and left out, so the server's
+ * lists a workspace adds to ({@link UNION_KEYS}) every scope's list; for the others the effective
+ * value. A value of the wrong type is reported and left out, so the server's
  * default applies (issue 8: "invalid settings reported, defaults used"); the server validates
  * ranges again and reports what it rejects.
  */
@@ -18,6 +19,12 @@
 export const USER_SCOPE_KEYS = [
   'provider', 'baseUrl', 'apiKeyEnv', 'approvals', 'bash.sandbox', 'externalSocket', 'server.path', 'server.args',
 ];
+
+/**
+ * Lists a workspace adds to instead of replacing: a workspace can protect more paths, never drop
+ * the ones the user protects.
+ */
+export const UNION_KEYS = ['protectedPaths'];
 
 /** The environment variable that carries a key stored with `Pi: Set API Key` when `pi.apiKeyEnv` is unset. */
 export const DEFAULT_API_KEY_ENV = 'PI_API_KEY';
@@ -99,8 +106,14 @@ export const SPECS: Spec[] = [
   { key: 'nudge.trailing', check: integerAtLeast(0), expected: 'an integer >= 0' },
 ];
 
-/** Reads one key below `pi.`; `undefined` when the user did not set it anywhere it counts. */
-export type Reader = (key: string, userScopeOnly: boolean) => unknown;
+/**
+ * Where a value is read from: `user` settings only; the `innermost` scope that sets it (folder,
+ * workspace, user); `every` scope that sets it (an array of their values, user first).
+ */
+export type Scope = 'user' | 'innermost' | 'every';
+
+/** Reads one key below `pi.`; `undefined` (`[]` for `every`) when it is not set where it counts. */
+export type Reader = (key: string, scope: Scope) => unknown;
 
 export interface ServerSettings {
   /** The server's `pi` section (nested: `edit.route` becomes `{edit: {route}}`). */
@@ -117,7 +130,19 @@ export function serverSettings(read: Reader, storedKey = false): ServerSettings 
   const settings: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const spec of SPECS) {
-    const value = read(spec.key, USER_SCOPE_KEYS.includes(spec.key));
+    if (UNION_KEYS.includes(spec.key)) {
+      const given = read(spec.key, 'every');
+      const lists = Array.isArray(given) ? given : [];
+      const good = lists.filter((value) => spec.check(value)) as unknown[][];
+      for (const value of lists.filter((value) => !spec.check(value))) {
+        problems.push(`pi.${spec.key}: expected ${spec.expected}, got ${short(value)}; left out.`);
+      }
+      if (good.length > 0) {
+        setPath(settings, spec.key.split('.'), [...new Set(good.flat())]);
+      }
+      continue;
+    }
+    const value = read(spec.key, USER_SCOPE_KEYS.includes(spec.key) ? 'user' : 'innermost');
     if (value === undefined || (spec.emptyIsUnset && value === '')) {
       continue;
     }

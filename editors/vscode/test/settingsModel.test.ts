@@ -6,7 +6,12 @@ import { DEFAULT_API_KEY_ENV, Reader, SPECS, USER_SCOPE_KEYS, serverEnvironment,
 
 /** A reader over two scopes, like VS Code's inspect(): user values and workspace values. */
 function reader(user: Record<string, unknown>, workspace: Record<string, unknown> = {}): Reader {
-  return (key, userOnly) => (userOnly ? user[key] : workspace[key] ?? user[key]);
+  return (key, scope) => {
+    if (scope === 'every') {
+      return [user[key], workspace[key]].filter((value) => value !== undefined);
+    }
+    return scope === 'user' ? user[key] : workspace[key] ?? user[key];
+  };
 }
 
 test('values are nested the way the server reads them', () => {
@@ -152,4 +157,16 @@ test('a workspace cannot choose the provider, turn the sandbox off or open the e
   const workspace = { provider: 'anthropic', 'bash.sandbox': 'off', externalSocket: true, maxTokens: 1000 };
   const { settings } = serverSettings(reader({ externalSocket: false }, workspace));
   assert.deepEqual(settings, { externalSocket: false, maxTokens: 1000 });
+});
+
+test('a workspace adds protected paths to the user\'s, never drops them; a bad list is left out', () => {
+  const { settings, problems } = serverSettings(reader({ protectedPaths: ['secrets/**', '.env'] }, { protectedPaths: [] }));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(settings, { protectedPaths: ['secrets/**', '.env'] });
+  const both = serverSettings(reader({ protectedPaths: ['.env'] }, { protectedPaths: ['vendor/**', '.env'] }));
+  assert.deepEqual(both.settings, { protectedPaths: ['.env', 'vendor/**'] });
+  const bad = serverSettings(reader({ protectedPaths: ['.env'] }, { protectedPaths: 'vendor' }));
+  assert.deepEqual(bad.settings, { protectedPaths: ['.env'] });
+  assert.match(bad.problems.join('\n'), /pi\.protectedPaths: expected a list of glob patterns, got "vendor"; left out\./);
+  assert.deepEqual(serverSettings(reader({})).settings, {});
 });
