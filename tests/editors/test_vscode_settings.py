@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import annotated_types
-import pytest
 from pydantic import BaseModel
 
 from pi_lsp.daemon.setting_paths import sections, setting_paths
