@@ -1,4 +1,4 @@
-"""pi settings: camelCase, unknown keys ignored, a bad value reported and replaced by its default."""
+"""pi settings: camelCase, an unknown key reported and ignored, a bad value reported and replaced by its default."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_null_means_defaults_silently() -> None:
     assert settings.max_turns == 50
 
 
-def test_camel_case_keys_and_unknown_keys_ignored() -> None:
+def test_camel_case_keys_and_unknown_keys_reported_and_ignored() -> None:
     settings, problems = parse_settings(
         {
             "edit": {"route": "openDocuments", "applyTimeoutSeconds": 0.5, "mystery": 1},
@@ -24,13 +24,46 @@ def test_camel_case_keys_and_unknown_keys_ignored() -> None:
             "notASetting": {"x": 1},
         }
     )
-    assert problems == []
+    assert problems == ["pi.edit.mystery: unknown setting, ignored", "pi.notASetting: unknown setting, ignored"]
     assert settings.edit.route == "openDocuments"
     assert settings.edit.apply_timeout_seconds == 0.5
     assert settings.edit.verify_timeout_seconds == 2.0
     assert settings.bash.timeout_seconds == 3
     assert settings.active_tools == ["read", "ls"]
     assert settings.base_url == "http://127.0.0.1:1/v1"
+    assert settings.rejection("pi.edit.mystery") is None  # not a rejected value: nothing replaced
+
+
+def test_a_misspelt_key_names_the_setting_meant_and_leaves_the_right_one_alone() -> None:
+    settings, problems = parse_settings({"edit": {"reveiw": "before"}, "modle": "m", "review": "before"})
+    assert settings.edit.review == "after" and settings.model is None
+    assert problems == [
+        "pi.edit.reveiw: unknown setting, ignored; did you mean pi.edit.review?",
+        "pi.modle: unknown setting, ignored; did you mean pi.model?",
+        "pi.review: unknown setting, ignored; did you mean pi.edit.review?",  # in the wrong place
+    ]
+    settings, problems = parse_settings({"edit": {"reveiw": "before", "review": "before"}})
+    assert settings.edit.review == "before" and len(problems) == 1
+    settings, problems = parse_settings({"edit.review": "before", "changes": {"maxFileBytez": 1}})
+    assert settings.edit.review == "after"
+    assert sorted(problems) == [
+        "pi.changes.maxFileBytez: unknown setting, ignored; did you mean pi.changes.maxFileBytes?",
+        'pi: unknown setting "edit.review", ignored; did you mean pi.edit.review? Write it nested: {"edit": {"review": ...}}',
+    ]
+
+
+def test_every_section_is_checked_field_by_field() -> None:
+    # changes was reported as one "pi.changes" (and its valid fields dropped with the bad ones)
+    settings, problems = parse_settings(
+        {"changes": {"maxFileBytes": -1, "maxTotalBytes": "lots", "gitTimeoutSeconds": 2},
+         "compaction": {"reserveTokens": -5, "enabled": False}, "nudge": {"trailing": "x"}}
+    )
+    assert [p.split(":")[0] for p in problems] == [
+        "pi.changes.maxFileBytes", "pi.changes.maxTotalBytes", "pi.compaction.reserveTokens", "pi.nudge.trailing",
+    ]
+    assert settings.changes.git_timeout_seconds == 2 and settings.changes.max_file_bytes == 8 << 20
+    assert settings.compaction.enabled is False and settings.compaction.reserve_tokens == 16384
+    assert settings.rejection("pi.changes.maxTotalBytes") is not None
 
 
 def test_invalid_values_fall_back_to_their_default_and_keep_the_rest() -> None:

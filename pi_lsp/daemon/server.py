@@ -93,6 +93,7 @@ class PiLanguageServer(LanguageServer):
         self._retiring: set[asyncio.Task[None]] = set()
         self._init_options: dict[str, Any] = {}
         self._settings_problems: list[str] = []
+        self._unknown_keys_shown: set[str] = set()
         self.policy: ApprovalPolicy | None = None
         self.external_start: asyncio.Future[None] | None = None
         self._sandbox_warned = False
@@ -298,7 +299,9 @@ class PiLanguageServer(LanguageServer):
 
     def report_settings_problems(self, problems: list[str]) -> None:
         """Show (and log) settings problems, unless they are the ones shown last: ``initialize``
-        and ``initialized`` both read the same options, and one warning is enough.
+        and ``initialized`` both read the same options, and one warning is enough. An unknown key
+        (:attr:`Settings.unknown_key_problems`) is reported once while it stays in the settings,
+        not again with each change of the others; removed and given again, it is reported again.
 
         Several problems go in one message, one ``- `` line each: editors show one
         ``window/showMessage`` at a time in their message area (Neovim's and Emacs's next message
@@ -306,6 +309,9 @@ class PiLanguageServer(LanguageServer):
         if problems == self._settings_problems:
             return
         self._settings_problems = list(problems)
+        unknown = set(self.settings.unknown_key_problems)
+        problems = [p for p in problems if p not in unknown or p not in self._unknown_keys_shown]
+        self._unknown_keys_shown = unknown
         if len(problems) == 1:
             self.show(problems[0])
         elif problems:

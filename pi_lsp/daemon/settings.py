@@ -2,9 +2,10 @@
 
 Sources, in order: ``initializationOptions.pi``, then ``workspace/configuration`` (section ``pi``)
 on ``initialized`` and on every ``workspace/didChangeConfiguration``. Keys are camelCase on the
-wire, unknown keys are ignored, ``null`` means "all defaults" (silently). A value that does not
-validate is reported (the daemon shows the messages with ``window/showMessage``) and replaced by
-its default; the other values are kept. Every timeout is in **seconds** and is a setting so tests
+wire, ``null`` means "all defaults" (silently). A value that does not validate is reported (the
+daemon shows the messages with ``window/showMessage``) and replaced by its default; an unknown
+key (a misspelt one, ``edit.reveiw``) is reported, with the setting probably meant, and ignored;
+the other values are kept. Every timeout is in **seconds** and is a setting so tests
 can make it small.
 """
 
@@ -16,10 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from pydantic.alias_generators import to_camel
 
 from pi_lsp.daemon.read_nudge import DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING
+from pi_lsp.daemon.setting_paths import sections, unknown_key_message
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    # extra="forbid": an unknown key is a validation error, which parse_settings reports and drops
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
 class EditSection(_Section):
@@ -160,12 +163,19 @@ class Settings(_Section):
     diagnostics: DiagnosticsSection = Field(default_factory=DiagnosticsSection)
     nudge: NudgeSection = Field(default_factory=NudgeSection)
     _rejected: dict[str, str] = PrivateAttr(default_factory=dict)
+    _unknown: list[str] = PrivateAttr(default_factory=list)
 
     def rejection(self, name: str) -> str | None:
         """Why the client's value of ``name`` (dotted, e.g. ``"pi.model"``) was rejected by
         :func:`parse_settings` and replaced by its default, e.g. ``"Input should be a valid string
         (got 5)"``; ``None`` when it was accepted or not given."""
         return self._rejected.get(name)
+
+    @property
+    def unknown_key_problems(self) -> list[str]:
+        """The messages :func:`parse_settings` gave for unknown keys (also in its problems), so
+        that the daemon can report each key once while it stays in the client's settings."""
+        return list(self._unknown)
 
     @field_validator("base_url")
     @classmethod
@@ -182,7 +192,7 @@ class Settings(_Section):
         return value
 
 
-_SECTIONS = {"edit", "bash", "approvals", "compaction", "languageServer", "diagnostics", "nudge"}
+_SECTIONS = set(sections(Settings))  # the fields whose own fields are reported one by one
 _MAX_PASSES = 64
 
 
@@ -190,9 +200,10 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     """Validate a raw ``pi`` section; return the settings and one message per rejected value.
 
     ``raw`` is the JSON value the client sent (``None`` gives the defaults without a message).
-    Each rejected value is dropped so its default applies: a top-level field, or one field of
-    ``edit``/``bash``/``approvals`` (a list with a bad item is rejected whole); the settings
-    remember why (:meth:`Settings.rejection`). Never raises.
+    Each rejected value is dropped so its default applies: a top-level field, or one field of a
+    section (``edit``, ``changes`` ...; a list with a bad item is rejected whole); the settings
+    remember why (:meth:`Settings.rejection`). Each unknown key is dropped with one message naming
+    it (:func:`~pi_lsp.daemon.setting_paths.unknown_key_message`). Never raises.
     """
     if raw is None:
         return Settings(), []
@@ -201,15 +212,21 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     data = _copy(raw)
     problems: list[str] = []
     rejected: dict[str, str] = {}
+    unknown: list[str] = []
     for _ in range(_MAX_PASSES):
         try:
             settings = Settings.model_validate(data)
             settings._rejected = rejected
+            settings._unknown = unknown
             return settings, problems
         except ValidationError as exc:
             for error in exc.errors():
                 path = _field_path(error["loc"])
-                if _drop(data, path):
+                if error["type"] == "extra_forbidden":
+                    if _drop(data, path):
+                        unknown.append(unknown_key_message(Settings, path))
+                        problems.append(unknown[-1])
+                elif _drop(data, path):
                     name = "pi." + ".".join(path)
                     reason = error["msg"].removeprefix("Value error, ")  # pydantic's prefix to a ValueError
                     rejected[name] = f"{reason} (got {_short(error.get('input'))})"

@@ -18,18 +18,21 @@ import { ApprovalPrompts } from './approvals';
 import { PI_CAPABILITIES, documentState, reloadDocuments, saveDocuments } from './documentSync';
 import { LanguageKnowledgeFeature, registerLanguageKnowledge } from './languageKnowledge';
 import { checkServerInfo, resolveServer } from './serverResolution';
-import { ServerSettings, serverEnvironment, serverSettings } from './settingsModel';
+import { Scope, ServerSettings, serverEnvironment, serverSettings } from './settingsModel';
 import { Transcript } from './transcript';
 
 export const SECRET_KEY = 'pi.apiKey';
 
-/** Read one `pi.` key: user scope only for the sensitive keys, else the innermost set value. */
-export function readSetting(key: string, userScopeOnly: boolean): unknown {
+/** Read one `pi.` key from `scope` (see {@link Scope}): the user's value, the innermost set value, or every set value. */
+export function readSetting(key: string, scope: Scope): unknown {
   const info = vscode.workspace.getConfiguration('pi').inspect(key);
+  if (scope === 'every') {
+    return [info?.globalValue, info?.workspaceValue, info?.workspaceFolderValue].filter((v) => v !== undefined);
+  }
   if (!info) {
     return undefined;
   }
-  return userScopeOnly ? info.globalValue : info.workspaceFolderValue ?? info.workspaceValue ?? info.globalValue;
+  return scope === 'user' ? info.globalValue : info.workspaceFolderValue ?? info.workspaceValue ?? info.globalValue;
 }
 
 /** Adds `capabilities.experimental.pi` to `initialize`. */
@@ -80,7 +83,7 @@ export class PiClient implements vscode.Disposable {
 
   /** Start the server; `false` (after telling the user why) when it cannot run. */
   async start(): Promise<boolean> {
-    const found = resolveServer({ configuredPath: readSetting('server.path', true), envPath: process.env.PATH });
+    const found = resolveServer({ configuredPath: readSetting('server.path', 'user'), envPath: process.env.PATH });
     if (found.kind === 'missing') {
       this.transcript.setStatus('stopped', found.message);
       this.transcript.note(`✗ ${found.message}`);
@@ -89,7 +92,7 @@ export class PiClient implements vscode.Disposable {
     }
     const { settings } = await this.settings();
     this.lastSettings = settings;
-    const args = readSetting('server.args', true);
+    const args = readSetting('server.args', 'user');
     const env = serverEnvironment(process.env, settings, await this.context.secrets.get(SECRET_KEY));
     const serverOptions: ServerOptions = {
       command: found.command,

@@ -280,7 +280,8 @@ export class PiController implements vscode.Disposable {
     if (!e.affectsConfiguration('pi')) {
       return;
     }
-    if (e.affectsConfiguration('pi.server') || e.affectsConfiguration('pi.apiKeyEnv')) {
+    // the server reads externalSocket once, at initialize; apiKeyEnv decides its environment
+    if (e.affectsConfiguration('pi.server') || e.affectsConfiguration('pi.apiKeyEnv') || e.affectsConfiguration('pi.externalSocket')) {
       void this.restartWhenIdle('the server settings changed');
     } else {
       void this.client.settingsChanged();

@@ -1,10 +1,17 @@
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_API_KEY_ENV, Reader, USER_SCOPE_KEYS, serverEnvironment, serverSettings } from '../src/settingsModel';
+import { DEFAULT_API_KEY_ENV, Reader, SPECS, USER_SCOPE_KEYS, serverEnvironment, serverSettings } from '../src/settingsModel';
 
 /** A reader over two scopes, like VS Code's inspect(): user values and workspace values. */
 function reader(user: Record<string, unknown>, workspace: Record<string, unknown> = {}): Reader {
-  return (key, userOnly) => (userOnly ? user[key] : workspace[key] ?? user[key]);
+  return (key, scope) => {
+    if (scope === 'every') {
+      return [user[key], workspace[key]].filter((value) => value !== undefined);
+    }
+    return scope === 'user' ? user[key] : workspace[key] ?? user[key];
+  };
 }
 
 test('values are nested the way the server reads them', () => {
@@ -80,4 +87,86 @@ test('the diagnostics and language-server settings (issue 17) reach the server n
   assert.deepEqual(bad.settings, {});
   assert.equal(bad.problems.length, 3);
   assert.match(bad.problems.join('\n'), /pi\.diagnostics\.afterEdit: expected true or false, got "no"/);
+});
+
+/** package.json's `pi.*` settings (the keys below `pi.`) with their schemas. */
+function manifestSettings(): Record<string, { default: unknown; scope?: string }> {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  const found: Record<string, { default: unknown; scope?: string }> = {};
+  for (const [key, schema] of Object.entries(manifest.contributes.configuration.properties)) {
+    found[key.replace(/^pi\./, '')] = schema as { default: unknown; scope?: string };
+  }
+  return found;
+}
+
+test('every package.json setting but server.* has a spec, and each spec accepts its default', () => {
+  const manifest = manifestSettings();
+  const offered = Object.keys(manifest).filter((key) => !key.startsWith('server.'));
+  assert.deepEqual(SPECS.map((s) => s.key).sort(), offered.sort());
+  for (const key of offered) {
+    const { default: value } = manifest[key];
+    const { settings, problems } = serverSettings(reader({ [key]: value }));
+    assert.deepEqual(problems, [], key);
+    if (value !== '') { // an empty string means unset
+      let node: unknown = settings;
+      for (const part of key.split('.')) {
+        node = (node as Record<string, unknown>)[part];
+      }
+      assert.deepEqual(node, value, key);
+    }
+  }
+  for (const key of USER_SCOPE_KEYS) {
+    assert.ok(['application', 'machine'].includes(manifest[key].scope ?? ''), key);
+  }
+});
+
+test('provider, tokens, thinking, compaction, changes, retries and nudges reach the server nested', () => {
+  const given = {
+    provider: 'anthropic', maxTokens: 4096, thinking: 2048, contextWindow: 200000,
+    'compaction.enabled': false, 'compaction.reserveTokens': 1000, 'compaction.keepRecentTokens': 500,
+    'bash.sandbox': 'required', 'changes.maxFileBytes': 1024, 'changes.confirmTimeoutSeconds': 1,
+    maxRetries: 0, backoffInitialSeconds: 0, progressTimeoutSeconds: 5, externalSocket: false,
+    'nudge.afterSeconds': 0, 'nudge.trailing': 1,
+  };
+  const { settings, problems } = serverSettings(reader(given));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(settings, {
+    provider: 'anthropic', maxTokens: 4096, thinking: 2048, contextWindow: 200000,
+    compaction: { enabled: false, reserveTokens: 1000, keepRecentTokens: 500 },
+    bash: { sandbox: 'required' }, changes: { maxFileBytes: 1024, confirmTimeoutSeconds: 1 },
+    maxRetries: 0, backoffInitialSeconds: 0, progressTimeoutSeconds: 5, externalSocket: false,
+    nudge: { afterSeconds: 0, trailing: 1 },
+  });
+});
+
+test('the new settings reject what the server would, with the setting named', () => {
+  const { settings, problems } = serverSettings(reader({
+    provider: 'gemini', thinking: 500, maxTokens: 0, 'changes.maxTotalBytes': -1, 'compaction.enabled': 'yes',
+    'bash.sandbox': 'sometimes', 'nudge.trailing': 1.5, connectTimeoutSeconds: 0, contextWindow: null,
+  }));
+  assert.deepEqual(settings, { contextWindow: null });
+  assert.equal(problems.length, 8, problems.join('\n'));
+  const joined = problems.join('\n');
+  assert.match(joined, /pi\.provider: expected "openai" or "anthropic", got "gemini"/);
+  assert.match(joined, /pi\.thinking: expected 0 or an integer >= 1024, got 500/);
+  assert.match(joined, /pi\.changes\.maxTotalBytes: expected an integer >= 0, got -1/);
+  assert.match(joined, /pi\.bash\.sandbox: expected "auto", "required" or "off", got "sometimes"/);
+});
+
+test('a workspace cannot choose the provider, turn the sandbox off or open the external socket', () => {
+  const workspace = { provider: 'anthropic', 'bash.sandbox': 'off', externalSocket: true, maxTokens: 1000 };
+  const { settings } = serverSettings(reader({ externalSocket: false }, workspace));
+  assert.deepEqual(settings, { externalSocket: false, maxTokens: 1000 });
+});
+
+test('a workspace adds protected paths to the user\'s, never drops them; a bad list is left out', () => {
+  const { settings, problems } = serverSettings(reader({ protectedPaths: ['secrets/**', '.env'] }, { protectedPaths: [] }));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(settings, { protectedPaths: ['secrets/**', '.env'] });
+  const both = serverSettings(reader({ protectedPaths: ['.env'] }, { protectedPaths: ['vendor/**', '.env'] }));
+  assert.deepEqual(both.settings, { protectedPaths: ['.env', 'vendor/**'] });
+  const bad = serverSettings(reader({ protectedPaths: ['.env'] }, { protectedPaths: 'vendor' }));
+  assert.deepEqual(bad.settings, { protectedPaths: ['.env'] });
+  assert.match(bad.problems.join('\n'), /pi\.protectedPaths: expected a list of glob patterns, got "vendor"; left out\./);
+  assert.deepEqual(serverSettings(reader({})).settings, {});
 });
