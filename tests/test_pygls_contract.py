@@ -158,15 +158,12 @@ def test_handle_message_tells_messages_apart_as_pygls_does() -> None:
     assert calls == expected == ["request", "request", "notification", "notification", "response", "error"]
 
 
-def test_a_json_result_is_sent_byte_identical_to_pygls_without_cattrs() -> None:
-    # JsonResult skips cattrs's walk of a result that is JSON already (issue 21): the frame must be
-    # the one pygls's own _send_response builds, and anything else still goes through cattrs
-    from pi_lsp.daemon.pygls_protocol import JsonResult
+def _recording_server() -> tuple[LanguageServer, list[bytes]]:
+    """A pygls server on the robust protocol (pi-lsp's converter) whose frames are collected."""
     from pi_lsp.editor.lsp_connection import raw_dict_converter
 
     server = LanguageServer("contract", "0", protocol_cls=RobustLanguageServerProtocol,
                             converter_factory=raw_dict_converter)
-    protocol = server.protocol
     frames: list[bytes] = []
 
     class Writer:
@@ -176,7 +173,17 @@ def test_a_json_result_is_sent_byte_identical_to_pygls_without_cattrs() -> None:
         def close(self) -> None:
             pass
 
-    protocol.set_writer(Writer())
+    server.protocol.set_writer(Writer())
+    return server, frames
+
+
+def test_a_json_result_is_sent_byte_identical_to_pygls_without_cattrs() -> None:
+    # JsonResult skips cattrs's walk of a result that is JSON already (issue 21): the frame must be
+    # the one pygls's own _send_response builds, and anything else still goes through cattrs
+    from pi_lsp.daemon.pygls_protocol import JsonResult
+
+    server, frames = _recording_server()
+    protocol = server.protocol
     unstructured: list[Any] = []
     serialize = protocol._serialize_message  # pygls's json default: cattrs's unstructure
     protocol._serialize_message = lambda obj: unstructured.append(obj) or serialize(obj)  # type: ignore[method-assign]
@@ -197,21 +204,9 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     # issue 21: a marked coroutine handler runs its first step while the request is handled; done
     # there, it is answered at once (no task); waiting, it goes on as the request's task
     from pi_lsp.daemon.pygls_protocol import eager_start
-    from pi_lsp.editor.lsp_connection import raw_dict_converter
 
-    server = LanguageServer("contract", "0", protocol_cls=RobustLanguageServerProtocol,
-                            converter_factory=raw_dict_converter)
+    server, frames = _recording_server()
     protocol = server.protocol
-    frames: list[bytes] = []
-
-    class Writer:
-        def write(self, data: bytes) -> None:
-            frames.append(data)
-
-        def close(self) -> None:
-            pass
-
-    protocol.set_writer(Writer())
     gate = asyncio.Event()
 
     @server.feature("contract/eager")

@@ -10,21 +10,14 @@ Under ``CI=true`` a missing Emacs fails instead of skipping.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from tests.editors.editor_support import assert_passed, editor_env, make_shim, run_editor
-from tests.editors.test_plain_lsp import HERE, missing, workspace
+from tests.editors.editor_support import assert_passed, editor_env, run_editor
+from tests.editors.test_plain_lsp import HERE, eglot_setup
 
 
 def test_eglot_applies_an_edit_that_arrived_with_a_reply(tmp_path: Path) -> None:
-    emacs = shutil.which("emacs", path="/usr/bin:/bin")
-    if emacs is None:
-        missing("emacs is not installed; CI installs it (apt-get install emacs-nox elpa-eglot)")
-        raise AssertionError("unreachable")
-    ws = workspace(tmp_path)
-    result = tmp_path / "result.json"
-    make_shim(tmp_path / "bin")
+    emacs, ws, result = eglot_setup(tmp_path)
     env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_TEST_RESULT=str(result))
     rc, data, output = run_editor([emacs, "--batch", "-l", str(HERE / "eglot_stalled_read.el")], cwd=ws, env=env, result=result)
     assert_passed(rc, data, output)

@@ -101,14 +101,19 @@ def test_neovim_011_without_plugin(tmp_path: Path) -> None:
     run_plain_nvim(nvim_011(), tmp_path, "0.11")
 
 
-def test_emacs_eglot_without_package(tmp_path: Path) -> None:
+def eglot_setup(tmp_path: Path) -> tuple[str, Path, Path]:
+    """``(emacs, workspace, result file)`` for a stock-eglot scenario, the pi-lsp shim on
+    ``tmp_path/bin``; a missing Emacs fails under ``CI=true``, else skips."""
     emacs = shutil.which("emacs", path="/usr/bin:/bin")
     if emacs is None:
         missing("emacs is not installed; CI installs it (apt-get install emacs-nox elpa-eglot)")
         raise AssertionError("unreachable")
-    ws = workspace(tmp_path)
-    result = tmp_path / "result.json"
     make_shim(tmp_path / "bin")
+    return emacs, workspace(tmp_path), tmp_path / "result.json"
+
+
+def test_emacs_eglot_without_package(tmp_path: Path) -> None:
+    emacs, ws, result = eglot_setup(tmp_path)
     replay = Replay(SESSIONS / "plain_lsp.jsonl")
     try:
         env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_TEST_URL=replay.url,
