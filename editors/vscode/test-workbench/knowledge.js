@@ -82,6 +82,10 @@ function writeSettings() {
     'pi.model': 'replay',
     // an upper bound only: the wait ends when pylsp has published and gone quiet
     'pi.diagnostics.settleSeconds': 20,
+    // longer than pylsp's 0.5 s lint debounce: the replayed model edits within milliseconds, and
+    // a publish of the state before the edit arriving after it must not end the wait (a known
+    // race of the after-edit wait, in the closing notes); real models leave seconds between calls
+    'pi.diagnostics.quietSeconds': 1,
     'pi.languageServer.timeoutSeconds': 30, // the same: pylsp starts during the first requests
     'pylspTest.command': PYLSP,
     'files.autoSave': 'off',
