@@ -6,7 +6,7 @@ pi-lsp asks the editor, which asks its own language servers (KNOWLEDGE_SPEC):
   lists in ``capabilities.experimental.pi.languageRequests``;
 * ``pi/diagnostics {uris?}`` -> ``{documents: [{uri, version, servers, diagnostics}]}``, when the
   client advertises ``experimental.pi.diagnostics``;
-* ``pi/diagnosticsChanged {uris}`` (client notification) feeds :class:`DiagnosticsChanges`.
+* ``pi/diagnosticsChanged {uris, versions?}`` (client notification) feeds :class:`DiagnosticsChanges`.
 
 Every request is bounded by ``languageServer.timeoutSeconds`` (:class:`KnowledgeSettings`); on
 timeout pi-lsp sends ``$/cancelRequest`` and the tool gets :class:`KnowledgeTimeout`: never a hang.
@@ -124,8 +124,12 @@ class LspEditorKnowledge:
         return self.changes.count(path)
 
     async def wait_settled(self, path: Path, since: int, settle_seconds: float, quiet_seconds: float) -> bool:
-        """See :meth:`DiagnosticsChanges.wait_settled`."""
-        return await self.changes.wait_settled(path, since, settle_seconds, quiet_seconds)
+        """See :meth:`DiagnosticsChanges.wait_settled`; changes the editor dated to a version older
+        than the open document's version now (its last ``didChange``, so after an edit the version
+        the edit produced) are not counted. A document pi-lsp does not hold waits for any change."""
+        document = self.store.get(path)
+        version = document.version if document is not None else None
+        return await self.changes.wait_settled(path, since, settle_seconds, quiet_seconds, version)
 
     def apply_text_edits(self, text: str, edits: Sequence[Any]) -> str:
         """LSP ``TextEdit``\\ s applied at once, in the negotiated encoding (``ValueError`` if bad)."""

@@ -123,7 +123,9 @@ class EditorKnowledge(Protocol):
 
     async def wait_settled(self, path: Path, since: int, settle_seconds: float, quiet_seconds: float) -> bool:
         """Wait until ``path``'s diagnostics changed after count ``since`` and then stayed quiet
-        for ``quiet_seconds``, all within ``settle_seconds``; True when they settled in time."""
+        for ``quiet_seconds``, all within ``settle_seconds``; True when they settled in time.
+        A change the editor dated to a version of the document older than its version now (a
+        report about the text before the last edit) does not count."""
         ...
 
     def apply_text_edits(self, text: str, edits: Sequence[Any]) -> str:
