@@ -78,8 +78,12 @@ class EditorLanguageServer:
         text_for: the editor's ``(text, version)`` of a URI (its buffer; version ``None`` for a
             buffer never opened), ``None`` when no buffer holds it (then the file on disk is used,
             as a hidden document). The server sees the editor's versions, as with a real editor.
-        on_published: called with a URI whenever the server publishes its diagnostics.
+        on_published: called with the URI and the ``version`` (``None`` when the server sent
+            none) whenever the server publishes its diagnostics.
         encoding: pi-lsp's negotiated position encoding (a property read at each conversion).
+
+    ``publish_delay`` (seconds, 0 by default) makes the editor take in each publish that much
+    later, in order: a busy server, whose report about older text can then arrive after an edit.
     """
 
     def __init__(
@@ -87,7 +91,7 @@ class EditorLanguageServer:
         command: Sequence[str],
         root: Path,
         text_for: Callable[[str], tuple[str, int | None] | None],
-        on_published: Callable[[str], None],
+        on_published: Callable[[str, int | None], None],
         encoding: Callable[[], str],
         *,
         name: str = "pylsp",
@@ -108,6 +112,7 @@ class EditorLanguageServer:
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
         """URI -> the diagnostics last published (raw JSON, the server's encoding)."""
         self.published: dict[str, int] = {}
+        self.publish_delay = 0.0
         self._published_event = asyncio.Event()
         self.client = LanguageClient(
             "fake-editor-language-client", pi_lsp.__version__,
@@ -117,11 +122,10 @@ class EditorLanguageServer:
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def publish(params: types.PublishDiagnosticsParams) -> None:
-            raw = self._converter.unstructure(params)
-            self.diagnostics[params.uri] = raw.get("diagnostics", [])
-            self.published[params.uri] = self.published.get(params.uri, 0) + 1
-            self._published_event.set()
-            self.on_published(params.uri)
+            if self.publish_delay > 0:
+                asyncio.get_running_loop().call_later(self.publish_delay, self._take_in, params)
+            else:
+                self._take_in(params)
 
         @self.client.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(params: types.LogMessageParams) -> None:
@@ -130,6 +134,14 @@ class EditorLanguageServer:
         @self.client.feature(types.WINDOW_SHOW_MESSAGE)
         def show_message(params: types.ShowMessageParams) -> None:
             return None
+
+    def _take_in(self, params: types.PublishDiagnosticsParams) -> None:
+        """The editor takes in a publish: keeps its diagnostics and tells :attr:`on_published`."""
+        raw = self._converter.unstructure(params)
+        self.diagnostics[params.uri] = raw.get("diagnostics", [])
+        self.published[params.uri] = self.published.get(params.uri, 0) + 1
+        self._published_event.set()
+        self.on_published(params.uri, params.version)
 
     async def start(self) -> None:
         """Start the server and initialize it (raises ``OSError`` when the command is missing)."""

@@ -509,10 +509,13 @@ class FakeEditor:
         if self.language is not None:
             self.language.sync(uris)
 
-    def _published(self, uri: str) -> None:
-        """The language server published diagnostics: tell pi-lsp (``pi/diagnosticsChanged``)."""
+    def _published(self, uri: str, version: int | None) -> None:
+        """The language server published diagnostics: tell pi-lsp (``pi/diagnosticsChanged``),
+        dated with the publish's ``version`` for an open buffer (whose versions the server shares)."""
         if self.client._server is not None and self.initialize_result is not None:
-            self.notify("pi/diagnosticsChanged", {"uris": [uri]})
+            buffer = self.buffers.get(uri)
+            dated = version is not None and buffer is not None and buffer.opened
+            self.notify("pi/diagnosticsChanged", {"uris": [uri], **({"versions": {uri: version}} if dated else {})})
 
     async def _diagnostics(self, params: Any) -> dict[str, Any]:
         """``pi/diagnostics {uris?}``: each named document, or every one the server reported on."""

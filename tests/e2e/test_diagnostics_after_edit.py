@@ -1,9 +1,11 @@
 """Diagnostics after edit/write through a real daemon, with FakeEditor's real pylsp (issue 17): the
 error an edit introduces is in its result, an edit that fixes it lists nothing, a problem left from
-an earlier change is reminded, and a file without a language server is not waited for."""
+an earlier change is reminded, a file without a language server is not waited for, and a report
+about the text before the edit that arrives after it does not end the wait."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from pi_lsp.demo.fake_editor import FakeEditor
@@ -69,3 +71,29 @@ async def test_no_wait_without_a_language_server_and_the_setting_turns_it_off(ma
     result = await off.call("edit", _edit("app.py", "    return total\n", "    return totl\n"))
     assert editor.result_text(result) == "Successfully replaced 1 block(s) in app.py."
     assert off.diagnostics_requests == []
+
+
+async def test_a_report_about_the_text_before_the_edit_does_not_end_the_wait(make_editor, tmp_path: Path) -> None:
+    """The settle race: right after the edit lands, the editor forwards a publish computed for the
+    version before it. Dated with that version (pi/diagnosticsChanged ``versions``), it must not
+    count as the server having checked the edit: pylsp's report of the edited text, taken in a
+    second later, is what the result shows (undated, the wait would end 0.3 s after the stale one
+    and pull the old diagnostics)."""
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    buffer = editor.open("app.py")
+    assert await editor.wait_diagnostics("app.py")
+    assert editor.language is not None
+    stale = {"uris": [buffer.uri], "versions": {buffer.uri: buffer.version}}
+    editor.language.publish_delay = 1.0
+
+    def stale_report(ed: FakeEditor, _params: object) -> None:  # sent just after the edit is applied
+        asyncio.get_running_loop().call_soon(ed.notify, "pi/diagnosticsChanged", stale)
+
+    editor.before_apply = stale_report
+    broken = await editor.call("edit", _edit("app.py", "    return total\n", "    return totl\n"), "c1")
+    assert buffer.version > stale["versions"][buffer.uri]
+    assert editor.result_text(broken).endswith(
+        "\n\nDiagnostics after this change (pylsp): 1 new problem:\n"
+        "app.py:2: error: undefined name 'totl' (pyflakes)"
+    ), editor.result_text(broken)
