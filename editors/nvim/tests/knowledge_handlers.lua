@@ -129,11 +129,12 @@ H.run(function()
 
   -- diagnostics: an undefined name on main.py line 2, in the unsaved buffer (pylsp), and a linter's
   -- warning after "éü" (byte columns in Neovim, pi-lsp's encoding on the wire)
-  local changed = {}
+  local changed, dated = {}, {}
   local notify = require('pi_lsp.client').notify
   require('pi_lsp.client').notify = function(client, method, params)
     if method == 'pi/diagnosticsChanged' then
       table.insert(changed, params.uris)
+      table.insert(dated, params.versions or {})
     end
     return notify(client, method, params)
   end
@@ -201,6 +202,32 @@ H.run(function()
   table.sort(listed)
   H.check('pi/diagnostics without uris: the workspace documents with a server or diagnostics',
     vim.deep_equal(listed, { 'lib.py', 'main.py', 'util.py' }), listed)
+
+  -- pi/diagnosticsChanged dates each change for pi-lsp's wait after an edit: a publish with the
+  -- version it was computed for (here one for the text before the last change, arriving late), a
+  -- change no publish explains (a linter) with the version last sent to pi-lsp
+  local now = require('pi_lsp.versions').get(main)
+  local function dated_with(version)
+    return function()
+      for _, versions in ipairs(dated) do
+        if versions[uri('main.py')] == version then
+          return true
+        end
+      end
+      return false
+    end
+  end
+  H.check('pylsp\'s publishes go through the dating handler', vim.lsp.handlers['textDocument/publishDiagnostics'] == diag._dating_handler)
+  H.check('pylsp\'s report of the current text is dated with its version', H.wait(2000, dated_with(now)), { now = now, dated = dated })
+  changed, dated = {}, {}
+  local published = { { range = { start = { line = 1, character = 4 }, ['end'] = { line = 1, character = 8 } },
+    severity = 1, message = "undefined name 'nope'", source = 'pyflakes' } }
+  vim.lsp.handlers['textDocument/publishDiagnostics'](nil, { uri = uri('main.py'), version = now - 1, diagnostics = published },
+    { client_id = pylsp().id, method = 'textDocument/publishDiagnostics', bufnr = main }, {})
+  H.check('a stale publish is dated with its own, older version', H.wait(2000, dated_with(now - 1)), { now = now, dated = dated })
+  changed, dated = {}, {}
+  vim.diagnostic.set(linter, main, {})
+  H.check('a linter\'s change is dated with the version sent to pi-lsp', H.wait(2000, dated_with(now)), { now = now, dated = dated })
 
   if vim.fn.has('nvim-0.11') == 1 then
     local deprecated = H.health('vim.deprecated')

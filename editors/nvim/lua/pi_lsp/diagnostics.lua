@@ -9,10 +9,16 @@
 ---   Without `uris`: every loaded document under pi-lsp's workspace folders that has diagnostics or
 ---   a language server attached. `servers`: the names of the attached clients other than pi-lsp;
 ---   `version`: the document version last sent to pi-lsp, else null.
---- * `pi/diagnosticsChanged {uris}`: sent from the `DiagnosticChanged` autocommand to the pi-lsp
----   clients whose workspace holds the document, coalesced for `diagnostics_coalesce_ms`. A change
----   known to come only from pi-lsp's own namespaces (0.10+ passes the new diagnostics) is not
----   sent; a republish of the same set is (it tells pi-lsp the server looked at the new text).
+--- * `pi/diagnosticsChanged {uris, versions?}`: sent from the `DiagnosticChanged` autocommand to
+---   the pi-lsp clients whose workspace holds the document, coalesced for `diagnostics_coalesce_ms`.
+---   A change known to come only from pi-lsp's own namespaces (0.10+ passes the new diagnostics) is
+---   not sent; a republish of the same set is (it tells pi-lsp the server looked at the new text).
+---   `versions[uri]` dates the change for pi-lsp's wait after an edit: the `version` of the
+---   language server's `textDocument/publishDiagnostics` being handled when it fired (Neovim numbers
+---   a buffer's versions alike for all its clients), else the version last sent to pi-lsp (a
+---   linter's `vim.diagnostic.set`, a server that sends none); the newest of coalesced changes. The
+---   publish's version is read by wrapping `vim.lsp.handlers['textDocument/publishDiagnostics']`
+---   (vim.diagnostic keeps none); a client with its own handler for it is dated the second way.
 local async = require('pi_lsp.async')
 local client_mod = require('pi_lsp.client')
 local config = require('pi_lsp.config')
@@ -163,27 +169,78 @@ function M.handle(_, params, ctx)
   end, opts.attach_timeout_ms + 1000, { code = -32803, message = 'pi_lsp: the documents did not load in time' })
 end
 
-local queued, timer = {}, nil
+local queued, queued_versions, timer = {}, {}, nil
+
+local PUBLISH = 'textDocument/publishDiagnostics'
+
+--- file name -> `version` of the publishDiagnostics being handled for it (while its handler runs)
+local publishing = {}
+
+--- The publishDiagnostics handler that notes the publish's version, around `original`.
+local function dating(original)
+  return function(err, result, ctx, cfg)
+    local name = nil
+    if type(result) == 'table' and type(result.uri) == 'string' and type(result.version) == 'number' then
+      name = vim.uri_to_fname(result.uri)
+      publishing[name] = result.version
+    end
+    local ok, value = pcall(original, err, result, ctx, cfg)
+    if name then
+      publishing[name] = nil
+    end
+    if not ok then
+      error(value, 0)
+    end
+    return value
+  end
+end
+
+--- Wrap the global publishDiagnostics handler once (again if something replaced it since).
+local function wrap_publish()
+  local current = vim.lsp.handlers[PUBLISH]
+  if type(current) == 'function' and current ~= M._dating_handler then
+    M._dating_handler = dating(current)
+    vim.lsp.handlers[PUBLISH] = M._dating_handler
+  end
+end
+
+--- The version that dates a change of `bufnr`'s diagnostics now (see the module doc), or nil when
+--- pi-lsp does not track the buffer.
+function M.change_version(bufnr)
+  local sent = require('pi_lsp.versions').get(bufnr)
+  if sent == nil then
+    return nil
+  end
+  local published = publishing[api.nvim_buf_get_name(bufnr)]
+  if published ~= nil and published <= sent then
+    return published
+  end
+  return sent
+end
 
 --- How many times the diagnostics of each buffer changed (any namespace), by buffer number.
 M.changes = {}
 
 --- Send the queued uris to each pi-lsp client whose workspace holds them.
 local function flush()
-  local uris = queued
-  queued = {}
+  local uris, dated = queued, queued_versions
+  queued, queued_versions = {}, {}
   for _, id in pairs(client_mod.by_root) do
     local client = vim.lsp.get_client_by_id(id)
     if client then
-      local roots, mine = folders(client), {}
+      local roots, mine, versions = folders(client), {}, nil
       for uri, path in pairs(uris) do
         if under(path, roots) then
           table.insert(mine, uri)
+          if dated[uri] then
+            versions = versions or {}
+            versions[uri] = dated[uri]
+          end
         end
       end
       if #mine > 0 then
         table.sort(mine)
-        client_mod.notify(client, 'pi/diagnosticsChanged', { uris = mine })
+        client_mod.notify(client, 'pi/diagnosticsChanged', { uris = mine, versions = versions })
       end
     end
   end
@@ -213,7 +270,14 @@ function M.on_changed(args)
       return -- only pi-lsp's own diagnostics changed
     end
   end
-  queued[vim.uri_from_bufnr(bufnr)] = name
+  local uri = vim.uri_from_bufnr(bufnr)
+  local version = M.change_version(bufnr)
+  if queued[uri] == nil then
+    queued_versions[uri] = version or false
+  elseif queued_versions[uri] then -- coalesced: the newest, undated if one is
+    queued_versions[uri] = version and math.max(version, queued_versions[uri]) or false
+  end
+  queued[uri] = name
   if not timer then
     timer = uv.new_timer()
     timer:start(config.get().diagnostics_coalesce_ms, 0, vim.schedule_wrap(function()
@@ -224,9 +288,11 @@ function M.on_changed(args)
   end
 end
 
---- Create the `DiagnosticChanged` autocommand in augroup `group`.
+--- Create the `DiagnosticChanged` autocommand in augroup `group` and date language servers'
+--- publishes (`wrap_publish`).
 function M.setup(group)
   api.nvim_create_autocmd('DiagnosticChanged', { group = group, callback = M.on_changed })
+  wrap_publish()
 end
 
 return M
