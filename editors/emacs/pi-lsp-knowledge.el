@@ -16,8 +16,13 @@
 ;; - `pi/diagnostics {uris?}' answers from flymake's diagnostics of the buffer (eglot's backend
 ;;   and any other flymake backend), or from eglot's last report while flymake has not run in a
 ;;   buffer (a hidden buffer, or `emacs --batch').
-;; - `pi/diagnosticsChanged {uris}' is sent after eglot's server published diagnostics for a
-;;   file of a connection's project, coalesced over `pi-lsp-diagnostics-changed-delay' seconds.
+;; - `pi/diagnosticsChanged {uris, versions?}' is sent after eglot's server published diagnostics
+;;   for a file of a connection's project, coalesced over `pi-lsp-diagnostics-changed-delay'
+;;   seconds.  `versions' dates each change in pi-lsp's numbering of the buffer (this client's
+;;   own, not eglot's): the version of the buffer's text, counting changes not sent yet, or one
+;;   less when the publish's `version' is older than eglot's version of the buffer (a report
+;;   about the text before the last change), so pi-lsp's wait after an edit does not take a late
+;;   report about the old text for the server's check of the edit.
 ;;
 ;; Positions: pi-lsp's side is in the connection's positionEncoding (`pi-lsp-position' and
 ;; `pi-lsp-point'); eglot's side goes through eglot's own position functions in the buffer, so a
@@ -528,18 +533,41 @@ report."
 
 ;;; pi/diagnosticsChanged
 
-(defvar pi-lsp--changed-uris nil "Alist of (CONNECTION . URIS) waiting to be sent.")
+(defvar pi-lsp--changed-uris nil
+  "Alist of (CONNECTION . ((URI . VERSION) ...)) waiting to be sent (VERSION nil: undated).")
 (defvar pi-lsp--changed-timer nil "The timer that sends `pi-lsp--changed-uris'.")
 
 (defun pi-lsp--send-diagnostics-changed ()
   "Send the coalesced `pi/diagnosticsChanged' notifications."
   (let ((pending (prog1 pi-lsp--changed-uris (setq pi-lsp--changed-uris nil pi-lsp--changed-timer nil))))
-    (pcase-dolist (`(,conn . ,uris) pending)
+    (pcase-dolist (`(,conn . ,entries) pending)
       (when (jsonrpc-running-p conn)
-        (jsonrpc-notify conn :pi/diagnosticsChanged (list :uris (vconcat (reverse uris))))))))
+        (let ((entries (reverse entries))
+              (versions (make-hash-table :test #'equal)))
+          (pcase-dolist (`(,uri . ,version) entries)
+            (when version (puthash uri version versions)))
+          (jsonrpc-notify conn :pi/diagnosticsChanged
+                          (append (list :uris (vconcat (mapcar #'car entries)))
+                                  (unless (zerop (hash-table-count versions)) (list :versions versions)))))))))
 
-(defun pi-lsp-note-diagnostics-changed (path)
-  "Queue `pi/diagnosticsChanged' for PATH to the connection of its project, if any."
+(defun pi-lsp--change-version (path server-version)
+  "The pi-lsp version dating a change of PATH's diagnostics, or nil when pi-lsp has no document.
+The version of the buffer's text as pi-lsp numbers it (its next version when changes wait to be
+sent); one less when SERVER-VERSION, the version eglot's server published for, is older than
+eglot's version of the buffer: the report is about the text before the last change."
+  (let ((buffer (find-buffer-visiting path)))
+    (when (and buffer (buffer-local-value 'pi-lsp--connection buffer))
+      (with-current-buffer buffer
+        (let ((current (+ pi-lsp--version (if (memq buffer pi-lsp--dirty-buffers) 1 0))))
+          (if (and (integerp server-version) (boundp 'eglot--versioned-identifier)
+                   (integerp eglot--versioned-identifier)
+                   (< server-version eglot--versioned-identifier))
+              (1- current)
+            current))))))
+
+(defun pi-lsp-note-diagnostics-changed (path &optional server-version)
+  "Queue `pi/diagnosticsChanged' for PATH to the connection of its project, if any.
+SERVER-VERSION: the `version' of the publishDiagnostics that changed them, if it had one."
   (let* ((buffer (find-buffer-visiting path))
          (conn (or (and buffer (buffer-local-value 'pi-lsp--connection buffer))
                    (pi-lsp-connection-for-file path)
@@ -551,18 +579,23 @@ report."
         (unless entry
           (setq entry (list conn))
           (push entry pi-lsp--changed-uris))
-        (cl-pushnew uri (cdr entry) :test #'equal)
+        (let ((version (pi-lsp--change-version path server-version))
+              (queued (assoc uri (cdr entry))))
+          (if (not queued)
+              (push (cons uri version) (cdr entry))
+            ;; coalesced: the newest; undated when one of them is
+            (setcdr queued (and version (cdr queued) (max version (cdr queued))))))
         (unless pi-lsp--changed-timer
           (setq pi-lsp--changed-timer
                 (run-at-time pi-lsp-diagnostics-changed-delay nil #'pi-lsp--send-diagnostics-changed)))))))
 
 (with-eval-after-load 'eglot
   (cl-defmethod eglot-handle-notification :after
-    (_server (_method (eql 'textDocument/publishDiagnostics)) &key uri &allow-other-keys)
-    "Tell pi-lsp that the diagnostics of URI changed (a republish counts too)."
+    (_server (_method (eql 'textDocument/publishDiagnostics)) &key uri version &allow-other-keys)
+    "Tell pi-lsp that the diagnostics of URI changed (a republish counts too), dated by VERSION."
     (condition-case-unless-debug err
         (when-let ((path (pi-lsp--server-uri-path uri)))
-          (pi-lsp-note-diagnostics-changed path))
+          (pi-lsp-note-diagnostics-changed path version))
       (error (message "pi-lsp: diagnosticsChanged failed: %s" (error-message-string err))))))
 
 (setf (alist-get 'pi/languageRequest pi-lsp-request-handlers) #'pi-lsp--on-language-request

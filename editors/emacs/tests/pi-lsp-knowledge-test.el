@@ -43,6 +43,20 @@
     (push (list name text) t-results)
     (cons text (eq (plist-get message :isError) t))))
 
+(defvar t-dated nil "The `versions' of app.py in each pi/diagnosticsChanged sent, newest first (nil: undated).")
+
+(defun t-note-diagnostics-changed (_conn method &optional params)
+  "Record app.py's date in a `pi/diagnosticsChanged' PARAMS (advice on `jsonrpc-notify')."
+  (when (eq method :pi/diagnosticsChanged)
+    (let ((versions (plist-get params :versions)))
+      (seq-doseq (uri (plist-get params :uris))
+        (when (string-suffix-p "/app.py" uri)
+          (push (and versions (gethash uri versions)) t-dated))))))
+
+(defun t-dated-with (version)
+  "Whether a `pi/diagnosticsChanged' dated app.py with VERSION."
+  (member version t-dated))
+
 (defconst t-lib "def shout(text):\n    return text.upper() + \"!\"\n")
 (defconst t-app "from lib import shout\n\n\ndef main():\n    print(shout(\"héllo 👋\"), shout(\"x\"))\n")
 (defconst t-extra "from lib import shout\n\nLOUD = shout(\"loud\")\n")
@@ -87,6 +101,7 @@
       (call-interactively #'eglot)
       (t-check "eglot runs the silent server for slow.js" (t-wait 60 #'eglot-current-server)))
     (setq t-conn (with-current-buffer app (pi-lsp-start)))
+    (advice-add 'jsonrpc-notify :before #'t-note-diagnostics-changed)
     (let ((pi (plist-get (plist-get (pi-lsp--client-capabilities) :experimental) :pi)))
       (t-check "pi-lsp.el advertises diagnostics and the language requests"
                (and (eq (plist-get pi :diagnostics) t) (= (length (plist-get pi :languageRequests)) 5)) pi))
@@ -157,6 +172,23 @@
       (t-check "the fixing edit's result lists no problem"
                (and (not (cdr r)) (not (string-search "missing_name'" (car r)))) r))
     (t-check "app.py is back as it was and saved" (equal (t-read app-file) t-app) (t-read app-file))
+    ;; pi/diagnosticsChanged dates changes in pi-lsp's numbering (not eglot's): pylsp's report of
+    ;; the current text with app.py's version; a report about the text before the last change
+    ;; (a stale publish arriving late) one less, so pi-lsp's wait after an edit does not count it
+    (let ((now (with-current-buffer app pi-lsp--version))
+          (eglot-now (with-current-buffer app eglot--versioned-identifier)))
+      (t-check "pylsp's report of the current text is dated with pi-lsp's version of app.py"
+               (t-wait 10 (lambda () (t-dated-with now))) (list :now now :dated t-dated))
+      (setq t-dated nil)
+      (eglot-handle-notification (with-current-buffer app (eglot-current-server)) 'textDocument/publishDiagnostics
+                                 :uri (eglot--path-to-uri app-file) :version (1- eglot-now) :diagnostics [])
+      (t-check "a stale publish is dated before pi-lsp's version of app.py"
+               (t-wait 10 (lambda () (t-dated-with (1- now)))) (list :now now :eglot eglot-now :dated t-dated))
+      (setq t-dated nil)
+      (eglot-handle-notification (with-current-buffer app (eglot-current-server)) 'textDocument/publishDiagnostics
+                                 :uri (eglot--path-to-uri app-file) :diagnostics [])
+      (t-check "an unversioned publish is dated with pi-lsp's version of app.py"
+               (t-wait 10 (lambda () (t-dated-with now))) (list :now now :dated t-dated)))
     ;; rename across three files: one undo step per buffer, saved
     (let ((r (t-tool "rename" '(:path "lib.py" :line 1 :symbol "shout" :newName "yell"))))
       (t-check "rename: its result names the three files"
