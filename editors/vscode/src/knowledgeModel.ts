@@ -297,19 +297,27 @@ const realTimers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => 
 
 /**
  * Collects uris and hands them to `send` at most `delayMs` after the first one arrived (one call per
- * window, each uri once, in arrival order). `dispose` drops what is pending.
+ * window, each uri once, in arrival order), with the versions that date them (`pi/diagnosticsChanged`
+ * `versions`): per uri the newest given, none when one of its changes had none (`versions` is
+ * undefined when no uri has one). `dispose` drops what is pending.
  */
 export class UriCoalescer {
   private pending: string[] = [];
+  private versions = new Map<string, number | null>();
   private handle: unknown;
 
-  constructor(private readonly send: (uris: string[]) => void, private readonly delayMs = DIAGNOSTICS_COALESCE_MS,
-    private readonly timers: Timers = realTimers) {}
+  constructor(private readonly send: (uris: string[], versions?: Record<string, number>) => void,
+    private readonly delayMs = DIAGNOSTICS_COALESCE_MS, private readonly timers: Timers = realTimers) {}
 
-  add(uris: Iterable<string>): void {
+  add(uris: Iterable<string>, versionOf: (uri: string) => number | undefined = () => undefined): void {
     for (const uri of uris) {
+      const version = versionOf(uri) ?? null;
       if (!this.pending.includes(uri)) {
         this.pending.push(uri);
+        this.versions.set(uri, version);
+      } else {
+        const known = this.versions.get(uri) ?? null;
+        this.versions.set(uri, known === null || version === null ? null : Math.max(known, version));
       }
     }
     if (this.pending.length > 0 && this.handle === undefined) {
@@ -323,9 +331,18 @@ export class UriCoalescer {
       this.handle = undefined;
     }
     const uris = this.pending;
+    const dated = this.versions;
     this.pending = [];
+    this.versions = new Map();
     if (uris.length > 0) {
-      this.send(uris);
+      let versions: Record<string, number> | undefined;
+      for (const uri of uris) {
+        const version = dated.get(uri);
+        if (typeof version === 'number') {
+          versions = { ...versions, [uri]: version };
+        }
+      }
+      this.send(uris, versions);
     }
   }
 
@@ -335,6 +352,7 @@ export class UriCoalescer {
     }
     this.handle = undefined;
     this.pending = [];
+    this.versions = new Map();
   }
 }
 

@@ -21,8 +21,13 @@
  * - `pi/diagnostics {uris?}` answers `languages.getDiagnostics` without pi-lsp's own collection, as LSP
  *   `Diagnostic`s; named documents are loaded as above; without `uris`, every file of the workspace
  *   folders that has any.
- * - `languages.onDidChangeDiagnostics` becomes `pi/diagnosticsChanged {uris}` (file uris, coalesced for at
- *   most {@link DIAGNOSTICS_COALESCE_MS}); a change of pi-lsp's own collection alone is not reported.
+ * - `languages.onDidChangeDiagnostics` becomes `pi/diagnosticsChanged {uris, versions?}` (file uris,
+ *   coalesced for at most {@link DIAGNOSTICS_COALESCE_MS}); a change of pi-lsp's own collection alone is
+ *   not reported. VS Code's diagnostics API keeps no `publishDiagnostics` version, so a change of an open
+ *   document is dated with the document's version when VS Code reported it (the version
+ *   vscode-languageclient sent pi-lsp): an upper bound, which keeps a report that came before an agent
+ *   edit landed from counting for it, but cannot tell a report about the old text that arrives after
+ *   the edit (pi-lsp's `diagnostics.quietSeconds` covers that).
  */
 import * as vscode from 'vscode';
 import { LanguageClient, ResponseError, State, StaticFeature } from 'vscode-languageclient/node';
@@ -63,9 +68,9 @@ class LanguageKnowledge implements vscode.Disposable {
   private readonly lastSeen = new Map<string, [string, string]>();
 
   constructor(private readonly client: LanguageClient, private readonly ownId: string) {
-    this.coalescer = new UriCoalescer((uris) => {
+    this.coalescer = new UriCoalescer((uris, versions) => {
       if (this.client.state === State.Running) {
-        void this.client.sendNotification('pi/diagnosticsChanged', { uris });
+        void this.client.sendNotification('pi/diagnosticsChanged', versions ? { uris, versions } : { uris });
       }
     });
     this.listener = vscode.languages.onDidChangeDiagnostics((event) => this.changed(event.uris));
@@ -162,6 +167,7 @@ class LanguageKnowledge implements vscode.Disposable {
 
   private changed(uris: readonly vscode.Uri[]): void {
     const report: string[] = [];
+    const versions = new Map<string, number>();
     for (const uri of uris) {
       if (uri.scheme !== 'file') {
         continue;
@@ -180,9 +186,14 @@ class LanguageKnowledge implements vscode.Disposable {
           continue; // only pi-lsp's own diagnostics changed
         }
       }
-      report.push(this.client.code2ProtocolConverter.asUri(uri));
+      const reported = this.client.code2ProtocolConverter.asUri(uri);
+      report.push(reported);
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+      if (doc && !doc.isClosed) {
+        versions.set(reported, doc.version);
+      }
     }
-    this.coalescer.add(report);
+    this.coalescer.add(report, (reported) => versions.get(reported));
   }
 
   private foreignDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {

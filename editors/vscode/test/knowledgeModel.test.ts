@@ -174,6 +174,23 @@ test('diagnostics changes are coalesced: one notification per window, each uri o
   assert.equal(sent.length, 1, 'disposed: what was pending is dropped');
 });
 
+test('the coalescer dates each uri with the newest version given, undated when one change was', () => {
+  const pending: { fn: () => void }[] = [];
+  const timers: Timers = { set: (fn) => { const t = { fn }; pending.push(t); return t; }, clear: (h) => { pending.splice(pending.indexOf(h as never), 1); } };
+  const sent: [string[], Record<string, number> | undefined][] = [];
+  const coalescer = new UriCoalescer((uris, versions) => sent.push([uris, versions]), 50, timers);
+  const versions = new Map([['file:///a', 3], ['file:///b', 7]]);
+  coalescer.add(['file:///a', 'file:///b', 'file:///c'], (u) => versions.get(u));
+  versions.set('file:///a', 4);
+  versions.delete('file:///b');
+  coalescer.add(['file:///a', 'file:///b'], (u) => versions.get(u));
+  pending.shift()!.fn();
+  assert.deepEqual(sent, [[['file:///a', 'file:///b', 'file:///c'], { 'file:///a': 4 }]]);
+  coalescer.add(['file:///c']);
+  pending.shift()!.fn();
+  assert.deepEqual(sent[1], [['file:///c'], undefined], 'no version known: no versions field');
+});
+
 test('a provider that never answers: cancelled by pi-lsp or out of time, never a hang', async () => {
   const never = new Promise<number>(() => {});
   const listeners: (() => void)[] = [];
