@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 
 from pi_lsp.demo.fake_editor import FakeEditor
+from tests.e2e.daemon_support import wait_until
 from tests.e2e.language_server_support import FAST_KNOWLEDGE, require_pylsp
 
 APP = "def main(total):\n    return total\n"
@@ -97,3 +98,16 @@ async def test_a_report_about_the_text_before_the_edit_does_not_end_the_wait(mak
         "\n\nDiagnostics after this change (pylsp): 1 new problem:\n"
         "app.py:2: error: undefined name 'totl' (pyflakes)"
     ), editor.result_text(broken)
+
+
+async def test_malformed_versions_are_logged_and_leave_the_change_undated(make_editor, tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(APP, encoding="utf-8")
+    editor = await _editor(make_editor, tmp_path)
+    uri = editor.open("app.py").uri
+    editor.notify("pi/diagnosticsChanged", {"uris": [uri], "versions": [3]})
+    editor.notify("pi/diagnosticsChanged", {"uris": [uri], "versions": {uri: "3"}})
+    assert await wait_until(lambda: sum("pi/diagnosticsChanged" in m for m in editor.log_messages) >= 2)
+    logged = [m for m in editor.log_messages if "pi/diagnosticsChanged" in m]
+    assert "versions must be {uri: integer}" in logged[0] and "non-integer versions left out" in logged[1], logged
+    result = await editor.call("edit", _edit("app.py", "    return total\n", "    return totl\n"))
+    assert editor.result_text(result).endswith("app.py:2: error: undefined name 'totl' (pyflakes)")
