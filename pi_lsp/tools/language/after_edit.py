@@ -8,7 +8,8 @@ with them"):
 2. **after** it landed (applied, verified, saved; only for a successful result): unless the
    before-pull said no language server is attached (``servers: []``), wait for a change report
    naming the file after that count, then until none came for ``quietSeconds``, all bounded by
-   ``settleSeconds``; pull again;
+   ``settleSeconds`` (reports the editor dated to a version before the change's do not count: a
+   late report about the old text must not pass for the server's check of the new); pull again;
 3. append the problems this change **introduced** (:func:`~pi_lsp.tools.language.problems.
    introduced`), errors first, capped at ``maxItems`` and :data:`MAX_CHARS` with a notice; then,
    briefly, problems earlier changes of this session introduced that are still there (each is
