@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from pi_lsp.agent import events
-from pi_lsp.agent.eager import eager_future
+from pi_lsp.agent.eager import CANCELLED, RAISED, WAITING, eager_future, first_step, settled_state
 from pi_lsp.agent.hooks import (
     BLOCKED_MESSAGE,
     AfterToolCall,
@@ -262,6 +262,11 @@ class _BatchRun:
                 self.emit_start(call)
                 self.finish(index, _error_message(call, LENGTH_MESSAGE.format(name=call.name), None))
             return self._collected()
+        if len(self.calls) == 1:  # one call: nothing to order or gather
+            prepared = await self.preflight(0)
+            if prepared is not None:
+                await self.execute(0, *prepared)
+            return [self.results[0]]  # type: ignore[list-item]
         sequential = False
         for call in self.calls:
             tool = self.pipeline._lookup(call.name)
@@ -292,7 +297,8 @@ class _BatchRun:
     async def preflight(self, index: int) -> tuple[Tool, BaseModel] | None:
         """Steps 1-4 for call ``index``: the tool and its args, or ``None`` after finishing it."""
         call = self.calls[index]
-        self.emit_start(call)
+        if self._sink is not None:
+            self.emit_start(call)
         try:
             if self.signal.aborted:
                 raise _Failed(ABORTED_MESSAGE)
@@ -329,58 +335,50 @@ class _BatchRun:
     async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
         """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
         for hook in self.pipeline._hooks(call.name)[0]:
-            context = BeforeToolCallContext(call, tool, args, self.session_id)
-            try:
-                finished, verdict = await self.race(hook(context, self.signal))
-            except Exception as exc:
-                raise _Failed(hook_error_message(exc)) from None
-            if not finished:
+            state, verdict = await self.settle(hook(BeforeToolCallContext(call, tool, args, self.session_id), self.signal))
+            if state == RAISED:
+                if not isinstance(verdict, Exception):
+                    raise verdict
+                raise _Failed(hook_error_message(verdict))
+            if state == CANCELLED:
                 raise _Failed(ABORTED_MESSAGE)
             if verdict is not None and verdict.block:
                 raise _Failed(verdict.reason or BLOCKED_MESSAGE)
 
-    async def race(self, awaitable: Awaitable[T]) -> tuple[bool, T | None]:
-        """Await ``awaitable`` unless the batch is aborted first (then it is cancelled).
+    async def settle(self, coro: Coroutine[Any, Any, T]) -> tuple[int, Any]:
+        """Run ``coro`` to its end unless the batch is aborted first (then it is cancelled).
 
-        Returns ``(True, value)`` or ``(False, None)`` when aborted; re-raises its exception.
+        Returns its :func:`~pi_lsp.agent.eager.first_step` state: ``(RETURNED, value)``,
+        ``(RAISED, exception)`` or ``(CANCELLED, None)``; a coroutine that never waits runs
+        without a task or a future.
         """
-        task = eager_future(awaitable, self.loop)  # type: ignore[arg-type]
-        if not task.done():
-            remove = self.signal.on_abort(_canceller(task))
-            try:
-                await asyncio.wait({task})
-            finally:
-                remove()
-        if task.cancelled():
-            return False, None
-        return True, task.result()
+        state, payload = first_step(coro)
+        if state != WAITING:
+            return state, payload
+        remove = self.signal.on_abort(_canceller(payload))  # abort = cancel its task
+        try:
+            await asyncio.wait({payload})
+        finally:
+            remove()
+        return settled_state(payload)
 
     async def execute(self, index: int, tool: Tool, args: BaseModel) -> None:
         """Steps 5-7 for a prepared call; never raises."""
         call = self.calls[index]
+        on_update = None
         settled = False
+        if self._sink is not None:  # nobody listens: no updates to make
 
-        def on_update(partial: ToolResult) -> None:
-            if not settled:  # updates after the tool settled are ignored, as in Pi
-                self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
+            def on_update(partial: ToolResult) -> None:
+                if not settled:  # updates after the tool settled are ignored, as in Pi
+                    self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
 
-        context = ToolContext(
-            tool_call_id=call.id,
-            signal=self.signal,
-            on_update=None if self._sink is None else on_update,  # nobody listens: no updates to make
-            session_id=self.session_id,
-        )
-        task = eager_future(_run_tool(tool, args, context), self.loop)  # done at once when it never waits
+        context = ToolContext(call.id, self.signal, on_update, self.session_id)
         try:
-            if not task.done():
-                remove = self.signal.on_abort(_canceller(task))  # abort = cancel the tool's task
-                try:
-                    await asyncio.wait({task})
-                finally:
-                    remove()
+            state, value = await self.settle(_run_tool(tool, args, context))
         finally:
             settled = True
-        result, is_error = self.outcome(call, task)
+        result, is_error = self.outcome(call, state, value)
         if self.pipeline._hooks(call.name)[1]:
             result, is_error = await self.after_hooks(call, tool, args, result, is_error)
         self.finish(
@@ -394,19 +392,18 @@ class _BatchRun:
             ),
         )
 
-    def outcome(self, call: ToolCall, task: asyncio.Future[ToolResult]) -> tuple[ToolResult, bool]:
-        if task.cancelled():
+    def outcome(self, call: ToolCall, state: int, value: Any) -> tuple[ToolResult, bool]:
+        """The result and ``is_error`` of a tool's run in :func:`~pi_lsp.agent.eager.first_step` form."""
+        if state == CANCELLED:
             return ToolResult.text(ABORTED_MESSAGE, details={}), True
-        exc = task.exception()
-        if exc is None:
-            result = task.result()
-            if isinstance(result, ToolResult):
-                return result, False
-            exc = TypeError(f"tool returned {type(result).__name__}, not ToolResult")
-        if isinstance(exc, ToolError):
-            return ToolResult.text(exc.message, details={} if exc.details is None else exc.details), True
-        logger.error("tool %s (call %s) raised", call.name, call.id, exc_info=exc)
-        return ToolResult.text(bug_message(exc), details={}), True
+        if state != RAISED:
+            if isinstance(value, ToolResult):
+                return value, False
+            value = TypeError(f"tool returned {type(value).__name__}, not ToolResult")
+        if isinstance(value, ToolError):
+            return ToolResult.text(value.message, details={} if value.details is None else value.details), True
+        logger.error("tool %s (call %s) raised", call.name, call.id, exc_info=value)
+        return ToolResult.text(bug_message(value), details={}), True
 
     async def after_hooks(
         self, call: ToolCall, tool: Tool, args: BaseModel, result: ToolResult, is_error: bool
