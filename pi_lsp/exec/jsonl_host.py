@@ -14,7 +14,8 @@ Lines run strictly one after another; only the calls of a batch run concurrently
 skipped. A line that is not UTF-8 JSON or not a call is answered by an error result with
 ``"toolCallId": null`` and ``"toolName": ""``, and the next line is served. A ``cwd`` key in a line
 is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``): every call runs in ``--cwd``. Each
-answer is flushed as soon as it is written.
+answer is flushed as soon as it is written, as compact JSON (no spaces, like JavaScript's
+``JSON.stringify``; non-ASCII characters written as UTF-8).
 
 At end of input it finishes the running line, ends every process group the tools started (it is a
 child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
@@ -44,7 +45,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
 from pi_lsp.agent.eager import eager_future
 from pi_lsp.agent.pipeline import ToolPipeline
@@ -57,6 +58,13 @@ from pi_lsp.tools.leftovers import clean_leftovers
 from pi_lsp.tools.shell.processes import become_child_subreaper
 
 logger = logging.getLogger(__name__)
+
+Answer = Union[ToolResultMessage, dict[str, Any]]
+"""What answers one input line: a call's result message, or the wire dict of a batch or a bad line."""
+
+COMPACT = (",", ":")
+"""``json`` separators without spaces, as ``JSON.stringify`` writes."""
+_RESULT_SERIALIZER = ToolResultMessage.__pydantic_serializer__
 
 READ_CHUNK_BYTES = 1 << 16
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -182,12 +190,12 @@ class LineServer:
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop,
-        respond: Callable[[bytes], Coroutine[Any, Any, dict[str, Any]]], write: Callable[[dict[str, Any]], None],
+        respond: Callable[[bytes], Coroutine[Any, Any, Answer]], write: Callable[[Answer], None],
     ) -> None:
         self._respond = respond
         self._write = write
         self._lines: deque[bytes] = deque()
-        self._running: asyncio.Future[dict[str, Any]] | None = None
+        self._running: asyncio.Future[Answer] | None = None
         self._closing = False
         self._serving = False  # in _serve: a nested call (from inside a line's first step) leaves it to the outer one
         self.finished: asyncio.Future[int] = loop.create_future()
@@ -231,12 +239,12 @@ class LineServer:
         finally:
             self._serving = False
 
-    def _ran(self, work: asyncio.Future[dict[str, Any]]) -> None:
+    def _ran(self, work: asyncio.Future[Answer]) -> None:
         self._running = None
         if self._deliver(work):
             self._serve()
 
-    def _deliver(self, work: asyncio.Future[dict[str, Any]]) -> bool:
+    def _deliver(self, work: asyncio.Future[Answer]) -> bool:
         """Write the answer of a finished line; False (and :attr:`finished` set) if the session ends."""
         if self.finished.done():
             return False
@@ -285,8 +293,9 @@ def error_wire(bad: BadLine) -> dict[str, Any]:
     return {"role": wire.pop("role"), "toolCallId": None, **wire}
 
 
-async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> dict[str, Any]:
-    """The output object for one non-blank input line (never raises for bad input)."""
+async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> Answer:
+    """The output object for one non-blank input line (never raises for bad input): the call's
+    :class:`ToolResultMessage`, or the wire dict of a batch or of a bad line."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -301,7 +310,7 @@ async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> di
         call = parse_call(value.get("toolCall") if isinstance(value, dict) and "toolCall" in value else value)
     except BadLine as bad:
         return error_wire(bad)
-    return to_wire(await pipeline.execute(call, signal=signal))
+    return await pipeline.execute(call, signal=signal)
 
 
 async def answer_batch(pipeline: ToolPipeline, value: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
@@ -324,14 +333,30 @@ async def answer_batch(pipeline: ToolPipeline, value: dict[str, Any], signal: Ab
     return {"results": results}
 
 
-def write_line(out: BinaryIO, obj: dict[str, Any]) -> None:
-    """One JSON line, flushed (non-ASCII kept; escaped only where it cannot be UTF-8). Always
-    valid JSON: a non-finite number is written as ``null`` (:func:`pi_lsp.llm.json_text.dumps`)."""
+def encode_line(obj: Answer) -> bytes:
+    """One answer as a JSON line (with its ``\\n``): compact, non-ASCII as UTF-8, always valid JSON
+    (a non-finite number is ``null``, as ``JSON.stringify`` writes it).
+
+    A :class:`ToolResultMessage` is serialised by pydantic straight to JSON (the same values as
+    :func:`~pi_lsp.llm.types.to_wire`, in a third of the time: issue 21); text pydantic cannot
+    write as UTF-8 (a lone surrogate from a ``\\ud800`` escape in the input) and every dict go
+    through :func:`pi_lsp.llm.json_text.dumps`, escaped to ASCII where UTF-8 cannot carry it.
+    """
+    if isinstance(obj, ToolResultMessage):
+        try:
+            return _RESULT_SERIALIZER.to_json(obj, by_alias=True, exclude_none=True) + b"\n"
+        except ValueError:  # pydantic_core.PydanticSerializationError: not writable as UTF-8
+            obj = to_wire(obj)
     try:
-        data = json_text.dumps(obj, ensure_ascii=False).encode("utf-8")
+        data = json_text.dumps(obj, ensure_ascii=False, separators=COMPACT).encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes in the input
-        data = json_text.dumps(obj).encode("ascii")
-    out.write(data + b"\n")
+        data = json_text.dumps(obj, separators=COMPACT).encode("ascii")
+    return data + b"\n"
+
+
+def write_line(out: BinaryIO, obj: Answer) -> None:
+    """Write :func:`encode_line` of ``obj`` to ``out`` and flush it."""
+    out.write(encode_line(obj))
     out.flush()
 
 
