@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pi_lsp.agent import events
-from pi_lsp.agent.eager import CANCELLED, RAISED, WAITING, eager_future, first_step, settled_state
+from pi_lsp.agent.eager import CANCELLED, RAISED, RETURNED, WAITING, first_step, settled_state
 from pi_lsp.agent.hooks import (
     BLOCKED_MESSAGE,
     AfterToolCall,
@@ -165,10 +165,14 @@ class ToolPipeline:
         if signal is not None:
             unlink = signal.on_abort(lambda: batch_signal.abort(signal.reason))
         run = _BatchRun(self, calls, batch_signal, session_id, emit)
-        work = eager_future(run.run(stop_reason), run.loop)  # a small call is often done here, without a task
+        state, work = first_step(run.run(stop_reason))  # a small call is often done here, without a task
         try:
-            if work.done():
-                return work.result()
+            if state == RETURNED:
+                return work  # type: ignore[no-any-return]
+            if state == RAISED:
+                raise work
+            if state == CANCELLED:
+                raise asyncio.CancelledError
             while True:
                 try:
                     return await asyncio.shield(work)
@@ -228,7 +232,6 @@ class _BatchRun:
         self.session_id = session_id
         self._sink = emit
         self.results: list[ToolResultMessage | None] = [None] * len(calls)
-        self.loop = asyncio.get_running_loop()  # once per batch: each call costs a getpid on 3.11
 
     def emit(self, event: dict[str, Any]) -> None:
         if self._sink is None:

@@ -47,7 +47,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, BinaryIO, Union
 
-from pi_lsp.agent.eager import eager_future
+from pi_lsp.agent.eager import CANCELLED, RETURNED, WAITING, first_step, settled_state
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
@@ -177,7 +177,7 @@ class LineServer:
     """Answers lines strictly one after another, in the callback that delivered them when it can.
 
     A line whose answer completes without waiting (a small read: the pipeline's eager path,
-    :func:`~pi_lsp.agent.eager.eager_future`) is answered and written in the same event-loop
+    :func:`~pi_lsp.agent.eager.first_step`) is answered and written in the same event-loop
     iteration that read it, without a task, a queue or another wake-up (issue 21); a line that has
     to wait runs as a task, and the lines after it wait for its answer. ``respond(line)`` makes
     the output object of a non-blank line; ``write(obj)`` writes it (an ``OSError`` there means
@@ -227,12 +227,12 @@ class LineServer:
                 line = lines.popleft()
                 if not line.strip():
                     continue
-                work = eager_future(self._respond(line))
-                if not work.done():
-                    self._running = work
-                    work.add_done_callback(self._ran)
+                state, outcome = first_step(self._respond(line))
+                if state == WAITING:
+                    self._running = outcome
+                    outcome.add_done_callback(self._ran)
                     return
-                if not self._deliver(work):
+                if not self._deliver(state, outcome):
                     return
             if self._closing:
                 self.finished.set_result(0)
@@ -241,20 +241,19 @@ class LineServer:
 
     def _ran(self, work: asyncio.Future[Answer]) -> None:
         self._running = None
-        if self._deliver(work):
+        if self._deliver(*settled_state(work)):
             self._serve()
 
-    def _deliver(self, work: asyncio.Future[Answer]) -> bool:
-        """Write the answer of a finished line; False (and :attr:`finished` set) if the session ends."""
+    def _deliver(self, state: int, outcome: Any) -> bool:
+        """Write the answer of a finished line (``state, outcome`` as :func:`first_step` gives
+        them); False (and :attr:`finished` set) if the session ends."""
         if self.finished.done():
             return False
-        try:
-            result = work.result()
-        except BaseException as exc:  # a bug in respond (or its cancellation at shutdown)
-            self.finished.set_exception(exc)
+        if state != RETURNED:  # a bug in respond (or its cancellation at shutdown)
+            self.finished.set_exception(asyncio.CancelledError() if state == CANCELLED else outcome)
             return False
         try:
-            self._write(result)
+            self._write(outcome)
         except OSError as exc:  # the reader went away: nobody to answer
             print(f"pi-lsp exec: cannot write the answer ({exc}); stopping", file=sys.stderr)
             self.finished.set_result(1)
