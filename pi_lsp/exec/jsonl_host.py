@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import logging
 import os
@@ -64,7 +65,6 @@ Answer = Union[ToolResultMessage, dict[str, Any]]
 
 COMPACT = (",", ":")
 """``json`` separators without spaces, as ``JSON.stringify`` writes."""
-_RESULT_SERIALIZER = ToolResultMessage.__pydantic_serializer__
 
 READ_CHUNK_BYTES = 1 << 16
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -343,7 +343,7 @@ def encode_line(obj: Answer) -> bytes:
     """
     if isinstance(obj, ToolResultMessage):
         try:
-            return _RESULT_SERIALIZER.to_json(obj, by_alias=True, exclude_none=True) + b"\n"
+            return _result_serializer().to_json(obj, by_alias=True, exclude_none=True) + b"\n"
         except ValueError:  # pydantic_core.PydanticSerializationError: not writable as UTF-8
             obj = to_wire(obj)
     try:
@@ -351,6 +351,14 @@ def encode_line(obj: Answer) -> bytes:
     except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes in the input
         data = json_text.dumps(obj, separators=COMPACT).encode("ascii")
     return data + b"\n"
+
+
+@functools.cache
+def _result_serializer() -> Any:
+    """ToolResultMessage's pydantic serializer, once built (the models are ``defer_build``: until
+    then the class holds a stand-in that looks the real one up on every use)."""
+    ToolResultMessage.model_rebuild()
+    return ToolResultMessage.__pydantic_serializer__
 
 
 def write_line(out: BinaryIO, obj: Answer) -> None:
