@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -338,7 +338,9 @@ class _BatchRun:
     async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
         """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
         for hook in self.pipeline._hooks(call.name)[0]:
-            state, verdict = await self.settle(hook(BeforeToolCallContext(call, tool, args, self.session_id), self.signal))
+            state, verdict = first_step(hook(BeforeToolCallContext(call, tool, args, self.session_id), self.signal))
+            if state == WAITING:
+                state, verdict = await self.settle(verdict)
             if state == RAISED:
                 if not isinstance(verdict, Exception):
                     raise verdict
@@ -348,22 +350,20 @@ class _BatchRun:
             if verdict is not None and verdict.block:
                 raise _Failed(verdict.reason or BLOCKED_MESSAGE)
 
-    async def settle(self, coro: Coroutine[Any, Any, T]) -> tuple[int, Any]:
-        """Run ``coro`` to its end unless the batch is aborted first (then it is cancelled).
+    async def settle(self, task: asyncio.Future[T]) -> tuple[int, Any]:
+        """Wait for the task of a hook or a tool that waits (:func:`~pi_lsp.agent.eager.first_step`
+        gave ``WAITING``), cancelling it if the batch is aborted first.
 
-        Returns its :func:`~pi_lsp.agent.eager.first_step` state: ``(RETURNED, value)``,
-        ``(RAISED, exception)`` or ``(CANCELLED, None)``; a coroutine that never waits runs
-        without a task or a future.
+        Returns its outcome as :func:`~pi_lsp.agent.eager.settled_state` gives it: ``(RETURNED,
+        value)``, ``(RAISED, exception)`` or ``(CANCELLED, None)``. (A hook or tool that never
+        waits runs without a task, a future or this coroutine.)
         """
-        state, payload = first_step(coro)
-        if state != WAITING:
-            return state, payload
-        remove = self.signal.on_abort(_canceller(payload))  # abort = cancel its task
+        remove = self.signal.on_abort(_canceller(task))  # abort = cancel its task
         try:
-            await asyncio.wait({payload})
+            await asyncio.wait({task})
         finally:
             remove()
-        return settled_state(payload)
+        return settled_state(task)
 
     async def execute(self, index: int, tool: Tool, args: BaseModel) -> None:
         """Steps 5-7 for a prepared call; never raises."""
@@ -378,7 +378,9 @@ class _BatchRun:
 
         context = ToolContext(call.id, self.signal, on_update, self.session_id)
         try:
-            state, value = await self.settle(_run_tool(tool, args, context))
+            state, value = first_step(_run_tool(tool, args, context))
+            if state == WAITING:
+                state, value = await self.settle(value)
         finally:
             settled = True
         result, is_error = self.outcome(call, state, value)
