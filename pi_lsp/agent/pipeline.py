@@ -3,7 +3,8 @@
 Per call (Pi's ``prepareToolCall`` + ``executePreparedToolCall``, pi-behaviour.md 4.3-4.9):
 
 1. ``tool_execution_start`` is emitted; the tool is looked up by exact name among the **active**
-   tools (``Tool {name} not found`` otherwise);
+   tools (``Tool {name} not found`` otherwise, followed for a registered but inactive tool by
+   :attr:`ToolPipeline.inactive_hint`'s words, where the face that owns the pipeline gives some);
 2. ``prepare_arguments`` (edit's legacy shim);
 3. coercion and validation (:mod:`pi_lsp.agent.validation`), Pi's ``Validation failed ...`` text;
 4. before hooks (:mod:`pi_lsp.agent.hooks`), then the abort check (``Operation aborted``);
@@ -94,6 +95,10 @@ class ToolPipeline:
         self._before_first = 0
         self._after: tuple[tuple[AfterToolCall, frozenset[str] | None], ...] = ()
         self._hooks_of: dict[str, tuple[tuple[BeforeToolCall, ...], tuple[AfterToolCall, ...]]] = {}
+        self.inactive_hint: Callable[[str, list[str]], str] | None = None
+        """``(name, active names) -> text`` appended (after a space) to Pi's ``Tool {name} not
+        found`` when ``name`` is registered but not active: how the user makes it active
+        (``--tools`` for ``pi-lsp exec``, ``pi.activeTools`` in an editor). ``None``: Pi's text alone."""
 
     @property
     def active_names(self) -> list[str]:
@@ -201,6 +206,13 @@ class ToolPipeline:
             )
         return hooks
 
+    def _not_found(self, name: str) -> str:
+        """Pi's error for a tool that is not active, with :attr:`inactive_hint` where it applies."""
+        text = f"Tool {name} not found"
+        if self.inactive_hint is not None and name in self.tools:
+            text += " " + self.inactive_hint(name, self.active_names)
+        return text
+
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
 
@@ -307,7 +319,7 @@ class _BatchRun:
                 raise _Failed(ABORTED_MESSAGE)
             tool = self.pipeline._lookup(call.name)
             if tool is None:
-                raise _Failed(f"Tool {call.name} not found")
+                raise _Failed(self.pipeline._not_found(call.name))
             if call.arguments_error is not None:  # Pi 1.x: finished arguments that are not JSON
                 raise _Failed(f'Invalid arguments for tool "{call.name}": {call.arguments_error}')
             prepared = self.prepare(tool, call.arguments)

@@ -24,7 +24,8 @@ their ``Operation aborted`` results), then the same clean-up, exit status 130/14
 cleans what killed pi-lsp processes left (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 ``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
-every registered tool). ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
+every registered tool); a call of a registered but inactive tool gets Pi's ``Tool grep not found``
+followed by the ``--tools`` value that would make it active. ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
 design.md section 8) would ask a user, since exec has no editor to ask: ``allow`` (the default) or
 ``deny``. Deny rules and protected paths apply either way (``edit``/``write`` of ``.env`` is refused);
 each decision goes to this module's logger (routine allows at DEBUG, the rest at INFO; silent unless
