@@ -84,14 +84,15 @@ def test_length_batch_and_inactive_tools(tmp_path: Path) -> None:
     assert done.returncode == 0
     [length] = out[0]["results"]
     assert length["isError"] and "output token limit" in text(length) and not (tmp_path / "w.txt").exists()
-    assert text(out[1]) == "Tool grep not found"  # default active set: read, bash, edit, write
+    # default active set: read, bash, edit, write; Pi's text, then how to make grep active
+    assert text(out[1]) == "Tool grep not found (grep is not active: start pi-lsp exec with --tools read,bash,edit,write,grep or --tools all)"
 
 
 def test_tools_option(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x")
     out, done = run_exec(tmp_path, jl({"id": "l", "name": "ls", "arguments": {}},
                                       {"id": "r", "name": "read", "arguments": {"path": "f.txt"}}), "--tools", "ls")
-    assert done.returncode == 0 and text(out[0]) == "f.txt" and text(out[1]) == "Tool read not found"
+    assert done.returncode == 0 and text(out[0]) == "f.txt" and text(out[1]) == "Tool read not found (read is not active: start pi-lsp exec with --tools ls,read or --tools all)"
     out, done = run_exec(tmp_path, jl({"id": "l", "name": "ls", "arguments": {}}), "--tools", "all")
     assert text(out[0]) == "f.txt"
     _, done = run_exec(tmp_path, "", "--tools", "read,frob")

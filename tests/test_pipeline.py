@@ -27,6 +27,10 @@ async def test_unknown_and_inactive_tools_are_not_found() -> None:
         assert result.is_error and text_of(result) == f"Tool {name} not found"
         assert result.details == {} and result.tool_name == name and result.tool_call_id == "c1"
     assert hidden.received == []
+    pipeline.inactive_hint = lambda name, active: f"(activate {name} beside {active})"
+    hinted = await pipeline.execute(call("hidden", {"text": "x"}))
+    assert text_of(hinted) == "Tool hidden not found (activate hidden beside ['echo'])"
+    assert text_of(await pipeline.execute(call("frobnicate", {}))) == "Tool frobnicate not found"  # not registered: Pi's text
 
 
 async def test_success_result_is_correlated_and_serialises_camel_case() -> None:

@@ -22,6 +22,46 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+RETURNED = 0
+"""A :func:`first_step` state: the coroutine returned; the payload is its value."""
+RAISED = 1
+"""A :func:`first_step` state: the coroutine raised; the payload is the exception."""
+CANCELLED = 2
+"""A :func:`first_step` state: the coroutine raised ``CancelledError``; the payload is ``None``."""
+WAITING = 3
+"""A :func:`first_step` state: the coroutine waits; the payload is a task running the rest."""
+
+
+def first_step(coro: Coroutine[Any, Any, T]) -> tuple[int, Any]:
+    """Run ``coro`` up to its first wait; ``(state, payload)``, without a future when it finished.
+
+    ``(RETURNED, value)``, ``(RAISED, exception)``, ``(CANCELLED, None)`` for a coroutine that
+    finished in that step; ``(WAITING, task)`` otherwise, the task carrying on exactly where the
+    coroutine stopped. ``KeyboardInterrupt`` and ``SystemExit`` propagate to the caller. Must be
+    called with a running event loop (for the task). The pipeline's per-call steps use this so a
+    call that never waits creates no future at all (issue 21).
+    """
+    try:
+        yielded = coro.send(None)
+    except StopIteration as stop:
+        return RETURNED, stop.value
+    except asyncio.CancelledError:
+        return CANCELLED, None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        return RAISED, exc
+    return WAITING, asyncio.ensure_future(_Continuation(coro, yielded))
+
+
+def settled_state(task: asyncio.Future[Any]) -> tuple[int, Any]:
+    """The :func:`first_step` form of a finished ``task``: ``RETURNED``, ``RAISED`` or ``CANCELLED``."""
+    if task.cancelled():
+        return CANCELLED, None
+    exc = task.exception()
+    return (RETURNED, task.result()) if exc is None else (RAISED, exc)
+
+
 def eager_future(
     coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop | None = None
 ) -> asyncio.Future[T]:
@@ -33,27 +73,21 @@ def eager_future(
     when the caller has it at hand (Python 3.11's ``asyncio.get_running_loop`` makes a
     ``getpid`` system call each time).
     """
-    if loop is None:
-        loop = asyncio.get_running_loop()
     if not asyncio.iscoroutine(coro):  # a future or another awaitable: nothing to start
         return asyncio.ensure_future(coro)
-    try:
-        yielded = coro.send(None)
-    except StopIteration as stop:
-        done: asyncio.Future[T] = loop.create_future()
-        done.set_result(stop.value)
-        return done
-    except asyncio.CancelledError:
-        cancelled: asyncio.Future[T] = loop.create_future()
-        cancelled.cancel()
-        return cancelled
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:
-        failed: asyncio.Future[T] = loop.create_future()
-        failed.set_exception(exc)
-        return failed
-    return asyncio.ensure_future(_Continuation(coro, yielded))
+    state, payload = first_step(coro)
+    if state == WAITING:
+        return payload  # type: ignore[no-any-return]
+    if loop is None:
+        loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+    if state == RETURNED:
+        done.set_result(payload)
+    elif state == RAISED:
+        done.set_exception(payload)
+    else:
+        done.cancel()
+    return done
 
 
 class _Continuation(collections.abc.Coroutine):  # type: ignore[type-arg]

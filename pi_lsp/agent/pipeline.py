@@ -3,7 +3,8 @@
 Per call (Pi's ``prepareToolCall`` + ``executePreparedToolCall``, pi-behaviour.md 4.3-4.9):
 
 1. ``tool_execution_start`` is emitted; the tool is looked up by exact name among the **active**
-   tools (``Tool {name} not found`` otherwise);
+   tools (``Tool {name} not found`` otherwise, followed for a registered but inactive tool by
+   :attr:`ToolPipeline.inactive_hint`'s words, where the face that owns the pipeline gives some);
 2. ``prepare_arguments`` (edit's legacy shim);
 3. coercion and validation (:mod:`pi_lsp.agent.validation`), Pi's ``Validation failed ...`` text;
 4. before hooks (:mod:`pi_lsp.agent.hooks`), then the abort check (``Operation aborted``);
@@ -31,13 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from pi_lsp.agent import events
-from pi_lsp.agent.eager import eager_future
+from pi_lsp.agent.eager import CANCELLED, RAISED, RETURNED, WAITING, first_step, settled_state
 from pi_lsp.agent.hooks import (
     BLOCKED_MESSAGE,
     AfterToolCall,
@@ -94,6 +95,10 @@ class ToolPipeline:
         self._before_first = 0
         self._after: tuple[tuple[AfterToolCall, frozenset[str] | None], ...] = ()
         self._hooks_of: dict[str, tuple[tuple[BeforeToolCall, ...], tuple[AfterToolCall, ...]]] = {}
+        self.inactive_hint: Callable[[str, list[str]], str] | None = None
+        """``(name, active names) -> text`` appended (after a space) to Pi's ``Tool {name} not
+        found`` when ``name`` is registered but not active: how the user makes it active
+        (``--tools`` for ``pi-lsp exec``, ``pi.activeTools`` in an editor). ``None``: Pi's text alone."""
 
     @property
     def active_names(self) -> list[str]:
@@ -165,10 +170,14 @@ class ToolPipeline:
         if signal is not None:
             unlink = signal.on_abort(lambda: batch_signal.abort(signal.reason))
         run = _BatchRun(self, calls, batch_signal, session_id, emit)
-        work = eager_future(run.run(stop_reason), run.loop)  # a small call is often done here, without a task
+        state, work = first_step(run.run(stop_reason))  # a small call is often done here, without a task
         try:
-            if work.done():
-                return work.result()
+            if state == RETURNED:
+                return work  # type: ignore[no-any-return]
+            if state == RAISED:
+                raise work
+            if state == CANCELLED:
+                raise asyncio.CancelledError
             while True:
                 try:
                     return await asyncio.shield(work)
@@ -196,6 +205,13 @@ class ToolPipeline:
                 tuple(hook for hook, tools in self._after if tools is None or name in tools),
             )
         return hooks
+
+    def _not_found(self, name: str) -> str:
+        """Pi's error for a tool that is not active, with :attr:`inactive_hint` where it applies."""
+        text = f"Tool {name} not found"
+        if self.inactive_hint is not None and name in self.tools:
+            text += " " + self.inactive_hint(name, self.active_names)
+        return text
 
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
@@ -228,7 +244,6 @@ class _BatchRun:
         self.session_id = session_id
         self._sink = emit
         self.results: list[ToolResultMessage | None] = [None] * len(calls)
-        self.loop = asyncio.get_running_loop()  # once per batch: each call costs a getpid on 3.11
 
     def emit(self, event: dict[str, Any]) -> None:
         if self._sink is None:
@@ -262,6 +277,11 @@ class _BatchRun:
                 self.emit_start(call)
                 self.finish(index, _error_message(call, LENGTH_MESSAGE.format(name=call.name), None))
             return self._collected()
+        if len(self.calls) == 1:  # one call: nothing to order or gather
+            prepared = await self.preflight(0)
+            if prepared is not None:
+                await self.execute(0, *prepared)
+            return [self.results[0]]  # type: ignore[list-item]
         sequential = False
         for call in self.calls:
             tool = self.pipeline._lookup(call.name)
@@ -292,13 +312,14 @@ class _BatchRun:
     async def preflight(self, index: int) -> tuple[Tool, BaseModel] | None:
         """Steps 1-4 for call ``index``: the tool and its args, or ``None`` after finishing it."""
         call = self.calls[index]
-        self.emit_start(call)
+        if self._sink is not None:
+            self.emit_start(call)
         try:
             if self.signal.aborted:
                 raise _Failed(ABORTED_MESSAGE)
             tool = self.pipeline._lookup(call.name)
             if tool is None:
-                raise _Failed(f"Tool {call.name} not found")
+                raise _Failed(self.pipeline._not_found(call.name))
             if call.arguments_error is not None:  # Pi 1.x: finished arguments that are not JSON
                 raise _Failed(f'Invalid arguments for tool "{call.name}": {call.arguments_error}')
             prepared = self.prepare(tool, call.arguments)
@@ -329,58 +350,52 @@ class _BatchRun:
     async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
         """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
         for hook in self.pipeline._hooks(call.name)[0]:
-            context = BeforeToolCallContext(call, tool, args, self.session_id)
-            try:
-                finished, verdict = await self.race(hook(context, self.signal))
-            except Exception as exc:
-                raise _Failed(hook_error_message(exc)) from None
-            if not finished:
+            state, verdict = first_step(hook(BeforeToolCallContext(call, tool, args, self.session_id), self.signal))
+            if state == WAITING:
+                state, verdict = await self.settle(verdict)
+            if state == RAISED:
+                if not isinstance(verdict, Exception):
+                    raise verdict
+                raise _Failed(hook_error_message(verdict))
+            if state == CANCELLED:
                 raise _Failed(ABORTED_MESSAGE)
             if verdict is not None and verdict.block:
                 raise _Failed(verdict.reason or BLOCKED_MESSAGE)
 
-    async def race(self, awaitable: Awaitable[T]) -> tuple[bool, T | None]:
-        """Await ``awaitable`` unless the batch is aborted first (then it is cancelled).
+    async def settle(self, task: asyncio.Future[T]) -> tuple[int, Any]:
+        """Wait for the task of a hook or a tool that waits (:func:`~pi_lsp.agent.eager.first_step`
+        gave ``WAITING``), cancelling it if the batch is aborted first.
 
-        Returns ``(True, value)`` or ``(False, None)`` when aborted; re-raises its exception.
+        Returns its outcome as :func:`~pi_lsp.agent.eager.settled_state` gives it: ``(RETURNED,
+        value)``, ``(RAISED, exception)`` or ``(CANCELLED, None)``. (A hook or tool that never
+        waits runs without a task, a future or this coroutine.)
         """
-        task = eager_future(awaitable, self.loop)  # type: ignore[arg-type]
-        if not task.done():
-            remove = self.signal.on_abort(_canceller(task))
-            try:
-                await asyncio.wait({task})
-            finally:
-                remove()
-        if task.cancelled():
-            return False, None
-        return True, task.result()
+        remove = self.signal.on_abort(_canceller(task))  # abort = cancel its task
+        try:
+            await asyncio.wait({task})
+        finally:
+            remove()
+        return settled_state(task)
 
     async def execute(self, index: int, tool: Tool, args: BaseModel) -> None:
         """Steps 5-7 for a prepared call; never raises."""
         call = self.calls[index]
+        on_update = None
         settled = False
+        if self._sink is not None:  # nobody listens: no updates to make
 
-        def on_update(partial: ToolResult) -> None:
-            if not settled:  # updates after the tool settled are ignored, as in Pi
-                self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
+            def on_update(partial: ToolResult) -> None:
+                if not settled:  # updates after the tool settled are ignored, as in Pi
+                    self.emit(events.tool_execution_update(call.id, call.name, call.arguments, partial))
 
-        context = ToolContext(
-            tool_call_id=call.id,
-            signal=self.signal,
-            on_update=None if self._sink is None else on_update,  # nobody listens: no updates to make
-            session_id=self.session_id,
-        )
-        task = eager_future(_run_tool(tool, args, context), self.loop)  # done at once when it never waits
+        context = ToolContext(call.id, self.signal, on_update, self.session_id)
         try:
-            if not task.done():
-                remove = self.signal.on_abort(_canceller(task))  # abort = cancel the tool's task
-                try:
-                    await asyncio.wait({task})
-                finally:
-                    remove()
+            state, value = first_step(_run_tool(tool, args, context))
+            if state == WAITING:
+                state, value = await self.settle(value)
         finally:
             settled = True
-        result, is_error = self.outcome(call, task)
+        result, is_error = self.outcome(call, state, value)
         if self.pipeline._hooks(call.name)[1]:
             result, is_error = await self.after_hooks(call, tool, args, result, is_error)
         self.finish(
@@ -394,19 +409,18 @@ class _BatchRun:
             ),
         )
 
-    def outcome(self, call: ToolCall, task: asyncio.Future[ToolResult]) -> tuple[ToolResult, bool]:
-        if task.cancelled():
+    def outcome(self, call: ToolCall, state: int, value: Any) -> tuple[ToolResult, bool]:
+        """The result and ``is_error`` of a tool's run in :func:`~pi_lsp.agent.eager.first_step` form."""
+        if state == CANCELLED:
             return ToolResult.text(ABORTED_MESSAGE, details={}), True
-        exc = task.exception()
-        if exc is None:
-            result = task.result()
-            if isinstance(result, ToolResult):
-                return result, False
-            exc = TypeError(f"tool returned {type(result).__name__}, not ToolResult")
-        if isinstance(exc, ToolError):
-            return ToolResult.text(exc.message, details={} if exc.details is None else exc.details), True
-        logger.error("tool %s (call %s) raised", call.name, call.id, exc_info=exc)
-        return ToolResult.text(bug_message(exc), details={}), True
+        if state != RAISED:
+            if isinstance(value, ToolResult):
+                return value, False
+            value = TypeError(f"tool returned {type(value).__name__}, not ToolResult")
+        if isinstance(value, ToolError):
+            return ToolResult.text(value.message, details={} if value.details is None else value.details), True
+        logger.error("tool %s (call %s) raised", call.name, call.id, exc_info=value)
+        return ToolResult.text(bug_message(value), details={}), True
 
     async def after_hooks(
         self, call: ToolCall, tool: Tool, args: BaseModel, result: ToolResult, is_error: bool

@@ -69,21 +69,26 @@ class AbortSignal:
     pipeline watches it and cancels running tool tasks; tools rarely need it directly.
     """
 
+    __slots__ = ("_aborted", "_event", "reason", "_callbacks")
+
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self._aborted = False
+        self._event: asyncio.Event | None = None  # made by the first wait(): most signals are never awaited
         self.reason: str | None = None
         self._callbacks: list[Callable[[], None]] = []
 
     @property
     def aborted(self) -> bool:
         """True once :meth:`abort` was called."""
-        return self._event.is_set()
+        return self._aborted
 
     def abort(self, reason: str | None = None) -> None:
         """Set the flag (first reason wins) and run the :meth:`on_abort` callbacks once, in order."""
-        if not self._event.is_set():
+        if not self._aborted:
+            self._aborted = True
             self.reason = reason
-            self._event.set()
+            if self._event is not None:
+                self._event.set()
             callbacks, self._callbacks = self._callbacks, []
             for callback in callbacks:
                 callback()
@@ -94,7 +99,7 @@ class AbortSignal:
         Returns a function that unregisters it. Cheaper than a task awaiting :meth:`wait`; the
         pipeline uses it to cancel running tool tasks. ``callback`` must not raise.
         """
-        if self.aborted:
+        if self._aborted:
             callback()
             return _nothing
         self._callbacks.append(callback)
@@ -109,6 +114,10 @@ class AbortSignal:
 
     async def wait(self) -> None:
         """Return when the signal is aborted."""
+        if self._aborted:
+            return
+        if self._event is None:
+            self._event = asyncio.Event()
         await self._event.wait()
 
 

@@ -91,6 +91,7 @@ class ToolHost:
             tool.name for tool in language_tools if tool.unavailable is None
         ]
         self.pipeline = ToolPipeline([*tools, *language_tools], active=self.default_active)
+        self.pipeline.inactive_hint = self._inactive_hint
         # design.md section 4 step 7: reload after bash, the unsaved-files notice on bash/grep/find
         self.pipeline.add_after_hook(UnsavedFilesHook(self.files, lambda: self.env.cwd), tools=NOTICE_TOOLS)
         # issue 18: what bash changed in the workspace goes into the change journal
@@ -123,6 +124,15 @@ class ToolHost:
                 self.changes.begin_turn(session_id)
             sink(event)
         return on_event
+
+    def _inactive_hint(self, name: str, active: list[str]) -> str:
+        """Why tool ``name`` is not active and how a user changes that (the pipeline's
+        :attr:`~pi_lsp.agent.pipeline.ToolPipeline.inactive_hint`): the editor's missing feature
+        for a language tool it does not offer, else the ``pi.activeTools`` setting."""
+        unavailable = getattr(self.pipeline.tools[name], "unavailable", None)
+        if unavailable is not None:
+            return f"({name} is unavailable: {unavailable})"
+        return f"({name} is not active: add it to the pi.activeTools setting)"
 
     def apply_settings(self, settings: Settings) -> list[str]:
         """Take new settings; return messages about values that could not be applied.

@@ -14,7 +14,8 @@ Lines run strictly one after another; only the calls of a batch run concurrently
 skipped. A line that is not UTF-8 JSON or not a call is answered by an error result with
 ``"toolCallId": null`` and ``"toolName": ""``, and the next line is served. A ``cwd`` key in a line
 is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``): every call runs in ``--cwd``. Each
-answer is flushed as soon as it is written.
+answer is flushed as soon as it is written, as compact JSON (no spaces, like JavaScript's
+``JSON.stringify``; non-ASCII characters written as UTF-8).
 
 At end of input it finishes the running line, ends every process group the tools started (it is a
 child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
@@ -23,7 +24,8 @@ their ``Operation aborted`` results), then the same clean-up, exit status 130/14
 cleans what killed pi-lsp processes left (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 ``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
-every registered tool). ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
+every registered tool); a call of a registered but inactive tool gets Pi's ``Tool grep not found``
+followed by the ``--tools`` value that would make it active. ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
 design.md section 8) would ask a user, since exec has no editor to ask: ``allow`` (the default) or
 ``deny``. Deny rules and protected paths apply either way (``edit``/``write`` of ``.env`` is refused);
 each decision goes to this module's logger (routine allows at DEBUG, the rest at INFO; silent unless
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import logging
 import os
@@ -44,9 +47,9 @@ import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
-from pi_lsp.agent.eager import eager_future
+from pi_lsp.agent.eager import CANCELLED, RETURNED, WAITING, first_step, settled_state
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
@@ -57,6 +60,12 @@ from pi_lsp.tools.leftovers import clean_leftovers
 from pi_lsp.tools.shell.processes import become_child_subreaper
 
 logger = logging.getLogger(__name__)
+
+Answer = Union[ToolResultMessage, dict[str, Any]]
+"""What answers one input line: a call's result message, or the wire dict of a batch or a bad line."""
+
+COMPACT = (",", ":")
+"""``json`` separators without spaces, as ``JSON.stringify`` writes."""
 
 READ_CHUNK_BYTES = 1 << 16
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -169,7 +178,7 @@ class LineServer:
     """Answers lines strictly one after another, in the callback that delivered them when it can.
 
     A line whose answer completes without waiting (a small read: the pipeline's eager path,
-    :func:`~pi_lsp.agent.eager.eager_future`) is answered and written in the same event-loop
+    :func:`~pi_lsp.agent.eager.first_step`) is answered and written in the same event-loop
     iteration that read it, without a task, a queue or another wake-up (issue 21); a line that has
     to wait runs as a task, and the lines after it wait for its answer. ``respond(line)`` makes
     the output object of a non-blank line; ``write(obj)`` writes it (an ``OSError`` there means
@@ -182,12 +191,12 @@ class LineServer:
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop,
-        respond: Callable[[bytes], Coroutine[Any, Any, dict[str, Any]]], write: Callable[[dict[str, Any]], None],
+        respond: Callable[[bytes], Coroutine[Any, Any, Answer]], write: Callable[[Answer], None],
     ) -> None:
         self._respond = respond
         self._write = write
         self._lines: deque[bytes] = deque()
-        self._running: asyncio.Future[dict[str, Any]] | None = None
+        self._running: asyncio.Future[Answer] | None = None
         self._closing = False
         self._serving = False  # in _serve: a nested call (from inside a line's first step) leaves it to the outer one
         self.finished: asyncio.Future[int] = loop.create_future()
@@ -219,34 +228,33 @@ class LineServer:
                 line = lines.popleft()
                 if not line.strip():
                     continue
-                work = eager_future(self._respond(line))
-                if not work.done():
-                    self._running = work
-                    work.add_done_callback(self._ran)
+                state, outcome = first_step(self._respond(line))
+                if state == WAITING:
+                    self._running = outcome
+                    outcome.add_done_callback(self._ran)
                     return
-                if not self._deliver(work):
+                if not self._deliver(state, outcome):
                     return
             if self._closing:
                 self.finished.set_result(0)
         finally:
             self._serving = False
 
-    def _ran(self, work: asyncio.Future[dict[str, Any]]) -> None:
+    def _ran(self, work: asyncio.Future[Answer]) -> None:
         self._running = None
-        if self._deliver(work):
+        if self._deliver(*settled_state(work)):
             self._serve()
 
-    def _deliver(self, work: asyncio.Future[dict[str, Any]]) -> bool:
-        """Write the answer of a finished line; False (and :attr:`finished` set) if the session ends."""
+    def _deliver(self, state: int, outcome: Any) -> bool:
+        """Write the answer of a finished line (``state, outcome`` as :func:`first_step` gives
+        them); False (and :attr:`finished` set) if the session ends."""
         if self.finished.done():
             return False
-        try:
-            result = work.result()
-        except BaseException as exc:  # a bug in respond (or its cancellation at shutdown)
-            self.finished.set_exception(exc)
+        if state != RETURNED:  # a bug in respond (or its cancellation at shutdown)
+            self.finished.set_exception(asyncio.CancelledError() if state == CANCELLED else outcome)
             return False
         try:
-            self._write(result)
+            self._write(outcome)
         except OSError as exc:  # the reader went away: nobody to answer
             print(f"pi-lsp exec: cannot write the answer ({exc}); stopping", file=sys.stderr)
             self.finished.set_result(1)
@@ -285,8 +293,9 @@ def error_wire(bad: BadLine) -> dict[str, Any]:
     return {"role": wire.pop("role"), "toolCallId": None, **wire}
 
 
-async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> dict[str, Any]:
-    """The output object for one non-blank input line (never raises for bad input)."""
+async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> Answer:
+    """The output object for one non-blank input line (never raises for bad input): the call's
+    :class:`ToolResultMessage`, or the wire dict of a batch or of a bad line."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -301,7 +310,7 @@ async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> di
         call = parse_call(value.get("toolCall") if isinstance(value, dict) and "toolCall" in value else value)
     except BadLine as bad:
         return error_wire(bad)
-    return to_wire(await pipeline.execute(call, signal=signal))
+    return await pipeline.execute(call, signal=signal)
 
 
 async def answer_batch(pipeline: ToolPipeline, value: dict[str, Any], signal: AbortSignal) -> dict[str, Any]:
@@ -324,14 +333,38 @@ async def answer_batch(pipeline: ToolPipeline, value: dict[str, Any], signal: Ab
     return {"results": results}
 
 
-def write_line(out: BinaryIO, obj: dict[str, Any]) -> None:
-    """One JSON line, flushed (non-ASCII kept; escaped only where it cannot be UTF-8). Always
-    valid JSON: a non-finite number is written as ``null`` (:func:`pi_lsp.llm.json_text.dumps`)."""
+def encode_line(obj: Answer) -> bytes:
+    """One answer as a JSON line (with its ``\\n``): compact, non-ASCII as UTF-8, always valid JSON
+    (a non-finite number is ``null``, as ``JSON.stringify`` writes it).
+
+    A :class:`ToolResultMessage` is serialised by pydantic straight to JSON (the same values as
+    :func:`~pi_lsp.llm.types.to_wire`, in a third of the time: issue 21); text pydantic cannot
+    write as UTF-8 (a lone surrogate from a ``\\ud800`` escape in the input) and every dict go
+    through :func:`pi_lsp.llm.json_text.dumps`, escaped to ASCII where UTF-8 cannot carry it.
+    """
+    if isinstance(obj, ToolResultMessage):
+        try:
+            return _result_serializer().to_json(obj, by_alias=True, exclude_none=True) + b"\n"
+        except ValueError:  # pydantic_core.PydanticSerializationError: not writable as UTF-8
+            obj = to_wire(obj)
     try:
-        data = json_text.dumps(obj, ensure_ascii=False).encode("utf-8")
+        data = json_text.dumps(obj, ensure_ascii=False, separators=COMPACT).encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes in the input
-        data = json_text.dumps(obj).encode("ascii")
-    out.write(data + b"\n")
+        data = json_text.dumps(obj, separators=COMPACT).encode("ascii")
+    return data + b"\n"
+
+
+@functools.cache
+def _result_serializer() -> Any:
+    """ToolResultMessage's pydantic serializer, once built (the models are ``defer_build``: until
+    then the class holds a stand-in that looks the real one up on every use)."""
+    ToolResultMessage.model_rebuild()
+    return ToolResultMessage.__pydantic_serializer__
+
+
+def write_line(out: BinaryIO, obj: Answer) -> None:
+    """Write :func:`encode_line` of ``obj`` to ``out`` and flush it."""
+    out.write(encode_line(obj))
     out.flush()
 
 

@@ -41,6 +41,11 @@ def active_names(spec: str | None, known: list[str]) -> list[str]:
     return names
 
 
+def _exec_inactive_hint(name: str, active: list[str]) -> str:
+    """How to make ``name`` active in ``pi-lsp exec`` (:attr:`ToolPipeline.inactive_hint`)."""
+    return f"({name} is not active: start pi-lsp exec with --tools {','.join([*active, name])} or --tools all)"
+
+
 class LocalToolSession:
     """The filesystem tools of one headless session (see the module docstring)."""
 
@@ -66,6 +71,7 @@ class LocalToolSession:
         except UnknownTools:
             remove_session_temp(self.temp_dir)
             raise
+        self.pipeline.inactive_hint = _exec_inactive_hint
         self.policy = ApprovalPolicy(self.env, [t.name for t in tools], journal=journal, unavailable_reason=reason)
         self.policy.configure(fallback="allow" if approvals == "allow" else "deny")
         self.pipeline.add_before_hook(self.policy, first=True)

@@ -87,6 +87,8 @@ async def test_list_and_set_active_tools(make_editor) -> None:
     assert "teleport" in caught.value.message
     listing = await editor.request("pi/listTools", None)
     assert [t["name"] for t in listing["tools"] if t["active"]] == ["read", "grep"]  # unchanged
+    inactive = await editor.call("write", {"path": "x.txt", "content": "x"})
+    assert editor.result_text(inactive) == "Tool write not found (write is not active: add it to the pi.activeTools setting)"
 
 
 async def test_cancel_request_answers_with_the_aborted_result(make_editor, tmp_path: Path) -> None:

@@ -132,7 +132,10 @@ async def test_client_without_the_capability_lists_the_tools_inactive(make_edito
     assert "unavailable" not in listing["read"]
     result = await editor.call("definition", {"path": "app.py", "line": 5, "symbol": "helper"})
     assert result["isError"] is True
-    assert editor.result_text(result) == "Tool definition not found"
+    assert editor.result_text(result) == (
+        "Tool definition not found (definition is unavailable: the editor does not offer "
+        "textDocument/definition to pi-lsp (capabilities.experimental.pi.languageRequests))"
+    )
 
 
 async def test_advertised_tools_are_active_by_default_unless_active_tools_says_otherwise(make_editor, tmp_path: Path) -> None:
