@@ -46,12 +46,12 @@ def test_dict_answers_are_compact_too() -> None:
     assert line == '{"results":[{"role":"toolResult","toolCallId":null,"text":"ü"}]}\n'.encode()
 
 
-def test_a_read_through_the_real_process_answers_one_compact_line(tmp_path: Path) -> None:
+def test_a_read_through_the_real_process_answers_one_compact_line_and_a_bom_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("ünï\n", encoding="utf-8")
     call = {"toolCall": {"id": "r1", "name": "read", "arguments": {"path": "a.txt"}}}
-    done = subprocess.run(
+    done = subprocess.run(  # a byte order mark first, as a Windows tool writes one: ignored (RFC 8259 8.1)
         [sys.executable, "-m", "pi_lsp", "exec", "--cwd", str(tmp_path)],
-        input=(json.dumps(call) + "\n").encode(), capture_output=True, timeout=60, check=True,
+        input=b"\xef\xbb\xbf" + (json.dumps(call) + "\n").encode(), capture_output=True, timeout=60, check=True,
     )
     [line] = done.stdout.splitlines()
     assert line.startswith(b'{"role":"toolResult","toolCallId":"r1","toolName":"read","content":[{"type":"text","text":"\xc3\xbcn\xc3\xaf\\n"}]')

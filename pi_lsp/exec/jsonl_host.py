@@ -11,7 +11,8 @@ Input (stdin), one JSON value per line, lines of any length (stdin is read in bi
   message), answered by one ``{"results": [...]}`` line in source order.
 
 Lines run strictly one after another; only the calls of a batch run concurrently. Blank lines are
-skipped. A line that is not UTF-8 JSON or not a call is answered by an error result with
+skipped; a byte order mark (U+FEFF) at the start of a line is ignored, as RFC 8259 section 8.1
+allows (Windows tools write one at the start of a file). A line that is not UTF-8 JSON or not a call is answered by an error result with
 ``"toolCallId": null`` and ``"toolName": ""``, and the next line is served. A ``cwd`` key in a line
 is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``): every call runs in ``--cwd``. Each
 answer is flushed as soon as it is written, as compact JSON (no spaces, like JavaScript's
@@ -298,6 +299,8 @@ async def answer(pipeline: ToolPipeline, line: bytes, signal: AbortSignal) -> An
     :class:`ToolResultMessage`, or the wire dict of a batch or of a bad line."""
     try:
         text = line.decode("utf-8")
+        if text.startswith("\ufeff"):
+            text = text[1:]
     except UnicodeDecodeError as exc:
         return error_wire(BadLine(f"Invalid input line: not UTF-8 ({exc.reason} at byte {exc.start})"))
     try:
