@@ -152,6 +152,11 @@ def test_killing_neovim_while_the_approval_prompt_waits_raises_no_error(nvim: st
     assert not (ws / "killed.txt").exists()
 
 
+def test_a_transcript_deleted_during_a_run_starts_afresh(nvim: str, tmp_path: Path) -> None:
+    _, replay_stderr = scenario_passes(nvim, tmp_path, "transcript_deleted.lua", session="nvim_transcript_deleted.jsonl")
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
+
+
 def test_transcript_folds_diffs_live_output_and_the_prompt_buffer(nvim: str, tmp_path: Path) -> None:
     ws, replay_stderr = scenario_passes(nvim, tmp_path, "transcript.lua", session="nvim_transcript.jsonl")
     assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")

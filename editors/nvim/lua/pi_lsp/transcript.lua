@@ -556,7 +556,7 @@ end
 --- handlers; Neovim 0.7's LSP exit handler waits there up to 500 ms for the server, which ends
 --- the run and sends its last events (an open approval resolved, the tool call ended). Writing
 --- them into the closed buffer failed with `E440: undo line missing` and `start_row out of
---- bounds`; nobody would see them anyway.
+--- bounds`; nobody would see them anyway. Otherwise each first makes sure the buffer exists.
 for _, name in ipairs({
   'line', 'error', 'prompt', 'queued', 'changes_link', 'tool_start', 'tool_update', 'tool_end',
   'approval_requested', 'approval_resolved', 'note', 'stream', 'run_end',
@@ -564,6 +564,7 @@ for _, name in ipairs({
   local write = M[name]
   M[name] = function(...)
     if vim.v.exiting == vim.NIL then
+      M.buffer() -- a transcript the user deleted (`:bdelete`) starts afresh before `blocks` is read
       return write(...)
     end
   end
