@@ -37,8 +37,10 @@ from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError, ToolResul
 from pi_lsp.tools.builtin_tool import BuiltinTool
 from pi_lsp.tools.file_io.paths import NulInPathError, resolve_to_cwd
 from pi_lsp.tools.file_io.regular_files import special_kind
+from pi_lsp.tools.search.regex_error import describe_regex_error
 from pi_lsp.tools.search.ripgrep import RipgrepRun, path_sort_key, walk_args
 from pi_lsp.tools.search.search_notices import js_number, notices_suffix
+from pi_lsp.tools.shell.spawn_args import spawn_args
 from pi_lsp.tools.text.truncate import (
     DEFAULT_MAX_BYTES,
     GREP_MAX_LINE_LENGTH,
@@ -265,9 +267,9 @@ def _sorted_by_file(output: bytes) -> list[bytes] | None:
 class GrepTool(BuiltinTool):
     """The ``grep`` tool (:class:`~pi_lsp.agent.tool.Tool` protocol).
 
-    Errors (raised as :class:`ToolError`): ``Path not found: {abs}``; rg's own message for an
-    invalid regex (its ``rg: `` prefix dropped); ``ripgrep exited with code {n}``; the peer's
-    text when rg is missing. ``No matches found`` is a success.
+    Errors (raised as :class:`ToolError`): ``Path not found: {abs}``; rg's message for an
+    invalid regex, naming the model's pattern (:func:`describe_regex_error`); ``ripgrep exited
+    with code {n}``; the peer's text when rg is missing. ``No matches found`` is a success.
     """
 
     name = "grep"
@@ -328,8 +330,10 @@ class GrepTool(BuiltinTool):
         run = await self._search(args, search_path, is_directory, context, answer)
         withheld = answer.withheld
         if not (run.killed or answer.complete) and run.returncode not in (0, 1) and answer.matches == 0:
-            message = run.stderr.removeprefix("rg: ")
-            raise ToolError(message or f"ripgrep exited with code {run.returncode}")
+            if not run.stderr:
+                raise ToolError(f"ripgrep exited with code {run.returncode}")
+            pattern = spawn_args([args.pattern])[0]  # as rg got it
+            raise ToolError(await describe_regex_error(run.stderr, pattern, self._parse_errors))
         if answer.matches == 0:
             if withheld.matches:
                 return ToolResult.text("No matches found" + notices_suffix([withheld.notice()]), withheld.details())
@@ -368,6 +372,18 @@ class GrepTool(BuiltinTool):
                     run.stop()
                     break
         return run
+
+    async def _parse_errors(self, pattern: str) -> str:
+        """rg's stderr for ``pattern`` searched in nothing (``""`` when it parses), for
+        :func:`describe_regex_error`."""
+        try:
+            rg_args = ["--no-config", "--", pattern, os.devnull]
+            async with RipgrepRun(rg_args, processes=self.env.processes) as run:
+                async for _ in run.lines():
+                    pass
+        except ToolError:
+            return ""
+        return run.stderr
 
     @staticmethod
     def _result(output: list[str], limit: float | None, lines_truncated: bool, withheld: "_Withheld") -> ToolResult:

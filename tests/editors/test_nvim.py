@@ -135,6 +135,28 @@ def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path)
     assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
+def test_killing_neovim_while_the_approval_prompt_waits_raises_no_error(nvim: str, tmp_path: Path) -> None:
+    """SIGTERM (a closed terminal) during the prompt: Neovim 0.7 ran the server's last events
+    while it went down, and the transcript wrote into a buffer Neovim had closed already
+    (E440: undo line missing, start_row out of bounds). No transcript function raises now."""
+    replay = Replay(SESSIONS / "nvim_approval_killed.jsonl")
+    try:
+        (rc, data, output), ws = run_scenario(nvim, tmp_path, "approval_killed.lua", PI_TEST_URL=replay.url)
+    finally:
+        replay.stop()
+    assert data.get("checks") and not data.get("failed"), (data, output[-3000:])
+    assert rc == 1 and "SIGTERM" in output, (rc, output[-3000:])  # the signal ended it
+    errors = tmp_path / "result.json.errors"
+    assert not errors.exists(), errors.read_text(encoding="utf-8")
+    assert "Error" not in output, output[-3000:]
+    assert not (ws / "killed.txt").exists()
+
+
+def test_a_transcript_deleted_during_a_run_starts_afresh(nvim: str, tmp_path: Path) -> None:
+    _, replay_stderr = scenario_passes(nvim, tmp_path, "transcript_deleted.lua", session="nvim_transcript_deleted.jsonl")
+    assert not [line for line in replay_stderr if "turn" in line], replay_stderr
+
+
 def test_transcript_folds_diffs_live_output_and_the_prompt_buffer(nvim: str, tmp_path: Path) -> None:
     ws, replay_stderr = scenario_passes(nvim, tmp_path, "transcript.lua", session="nvim_transcript.jsonl")
     assert 'return "hello"' in (ws / "greet.py").read_text(encoding="utf-8")

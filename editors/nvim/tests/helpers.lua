@@ -222,10 +222,8 @@ function H.wait_run(ms)
   end)
 end
 
-local function finish()
-  for _, timer in ipairs(H.timers or {}) do
-    timer:stop()
-  end
+--- Write the checks and notes (with the transcript) to $PI_TEST_RESULT now.
+function H.write_result()
   H.notes.transcript = require('pi_lsp.transcript').lines()
   local ok, js = pcall(vim.fn.json_encode, { failed = H.failed, checks = H.checks, notes = H.notes })
   if not ok then
@@ -235,6 +233,13 @@ local function finish()
   local f = assert(io.open(vim.env.PI_TEST_RESULT, 'wb'))
   f:write(js)
   f:close()
+end
+
+local function finish()
+  for _, timer in ipairs(H.timers or {}) do
+    timer:stop()
+  end
+  H.write_result()
   for _, id in pairs(require('pi_lsp.client').by_root) do
     vim.lsp.stop_client(id)
   end

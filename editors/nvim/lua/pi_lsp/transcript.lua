@@ -550,6 +550,26 @@ function M.run_end(event)
   running = {}
 end
 
+--- The functions above that write the transcript do nothing once Neovim exits (`v:exiting` is
+--- set). Killed by a signal (SIGTERM, SIGHUP: its terminal went away), Neovim first closes the
+--- memory lines of every unmodified buffer, this one included, then runs its VimLeavePre
+--- handlers; Neovim 0.7's LSP exit handler waits there up to 500 ms for the server, which ends
+--- the run and sends its last events (an open approval resolved, the tool call ended). Writing
+--- them into the closed buffer failed with `E440: undo line missing` and `start_row out of
+--- bounds`; nobody would see them anyway. Otherwise each first makes sure the buffer exists.
+for _, name in ipairs({
+  'line', 'error', 'prompt', 'queued', 'changes_link', 'tool_start', 'tool_update', 'tool_end',
+  'approval_requested', 'approval_resolved', 'note', 'stream', 'run_end',
+}) do
+  local write = M[name]
+  M[name] = function(...)
+    if vim.v.exiting == vim.NIL then
+      M.buffer() -- a transcript the user deleted (`:bdelete`) starts afresh before `blocks` is read
+      return write(...)
+    end
+  end
+end
+
 --- Show the transcript in a split (unless a window shows it already); the cursor stays put.
 function M.open()
   local b = M.buffer()
