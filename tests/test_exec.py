@@ -97,6 +97,8 @@ def test_tools_option(tmp_path: Path) -> None:
     assert text(out[0]) == "f.txt"
     _, done = run_exec(tmp_path, "", "--tools", "read,frob")
     assert done.returncode == 2 and b"unknown tools: frob" in done.stderr
+    _, done = run_exec(tmp_path, "", "--tools", " , ")
+    assert done.returncode == 2 and b"--tools names no tool" in done.stderr
     _, done = run_exec(tmp_path / "missing", "")
     assert done.returncode == 2 and b"not a directory" in done.stderr
     _, done = run_exec(tmp_path, "", "--approvals", "deny")

@@ -29,12 +29,15 @@ class UnknownTools(ValueError):
 
 def active_names(spec: str | None, known: list[str]) -> list[str]:
     """The active tools for a ``--tools`` value: ``None`` is Pi's default set, ``"all"`` every tool,
-    else a comma-separated list; raises :class:`UnknownTools`."""
+    else a comma-separated list; raises :class:`UnknownTools` for unknown names or a list that
+    names no tool (``--tools ''`` would leave every call unanswerable)."""
     if spec is None:
         return [name for name in DEFAULT_ACTIVE_TOOLS if name in known]
     if spec.strip() == "all":
         return list(known)
     names = [name.strip() for name in spec.split(",") if name.strip()]
+    if not names:
+        raise UnknownTools(f"--tools names no tool (known: {', '.join(known)}; all: every tool)")
     unknown = [name for name in names if name not in known]
     if unknown:
         raise UnknownTools(f"unknown tools: {', '.join(unknown)} (known: {', '.join(known)})")
