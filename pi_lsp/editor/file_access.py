@@ -225,7 +225,8 @@ class EditorFileAccess:
         return await run_editor_edit(request, self.store, self.connection, self.settings)
 
     async def write_files(
-        self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None
+        self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None,
+        confirm: str | None = None, confirm_timeout_seconds: float | None = None,
     ) -> list[WriteReport]:
         """Change several files as ONE ``workspace/applyEdit`` (issue 17, a rename): the open
         documents and, with the ``editor`` route, the unopened ones; unopened files on the
@@ -236,6 +237,9 @@ class EditorFileAccess:
         Checked before anything is sent (a ToolError, nothing changed): a file whose buffer or
         disk moved on since ``previous`` was read, or whose buffer and disk both changed
         (conflict), or whose clean buffer is older than the disk (it must be reloaded first).
+
+        ``confirm``: the user confirms the edit in the editor (review before apply, see
+        :func:`~pi_lsp.editor.workspace_edit_session.run_workspace_edit`); give only open files.
         """
         if not self.connection.features.apply_edit:
             return [await self.write(w.path, w.data, previous=w.previous, label=label, ctx=ctx) for w in writes]
@@ -282,7 +286,10 @@ class EditorFileAccess:
             if request is not None:
                 requests.append(request)
             plan.append((write, request))
-        editor_reports = await run_workspace_edit(requests, label, annotation, self.store, self.connection, self.settings)
+        editor_reports = await run_workspace_edit(
+            requests, label, annotation, self.store, self.connection, self.settings,
+            confirm=confirm, confirm_timeout_seconds=confirm_timeout_seconds,
+        )
         by_request = {id(r): report for r, report in zip(requests, editor_reports)}
         reports: list[WriteReport] = []
         for write, request in plan:
