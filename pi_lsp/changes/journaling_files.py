@@ -47,7 +47,8 @@ class JournalingFileAccess:
     async def write_files(
         self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None
     ) -> list[WriteReport]:
-        """Several files as one change (``rename``); each file journaled as the tool call's change.
+        """Several files as one change (``rename``); each file journaled as the tool call's change,
+        with the bytes that landed (a review may have kept less, or nothing: then no entry).
         A FileAccess without ``write_files`` gets one ``write`` per file (each journaled)."""
         write_files = getattr(self.inner, "write_files", None)
         if write_files is None:
@@ -56,10 +57,12 @@ class JournalingFileAccess:
         reports = await write_files(writes, label=label, annotation=annotation, ctx=ctx)
         if ctx is not None:
             tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
-            for write, before in zip(writes, befores):
-                self.journal.record(
-                    ctx.session_id, ctx.tool_call_id, tool, write.path, before, self.journal.digest(write.data)
-                )
+            for write, before, report in zip(writes, befores, reports):
+                landed = write.data if report.landed is None else report.landed
+                if landed != write.previous.data:
+                    self.journal.record(
+                        ctx.session_id, ctx.tool_call_id, tool, write.path, before, self.journal.digest(landed)
+                    )
         return reports
 
     async def write(
