@@ -18,6 +18,8 @@ write it asks its :class:`EditReviewer` which way the editor can review:
 The result's notices tell the model which hunks were rejected and the user's reasons, and
 ``WriteReport.landed`` carries the bytes actually written so the change journal records them.
 Files whose old or new content is not UTF-8 are not reviewed (a notice says so).
+A change of several files at once (``rename``, ``write_files``) is reviewed the same ways, as
+one change: :mod:`pi_lsp.changes.review_files`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, Literal, Protocol
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError
 from pi_lsp.changes.change_set import Hunk, decode, diff_hunks, split_lines
 from pi_lsp.changes.journaling_files import peek
-from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, WriteReport
+from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, FileWrite, WriteReport
 
 ReviewMode = Literal["after", "request", "annotation", "unsupported"]
 
@@ -159,6 +161,14 @@ class ReviewingFileAccess:
         if not remember:
             return await peek(self.inner, path)
         return await self.inner.read(path, ctx)
+
+    async def write_files(
+        self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None
+    ) -> list[WriteReport]:
+        """Several files as one change (``rename``), reviewed first: :mod:`pi_lsp.changes.review_files`."""
+        from pi_lsp.changes.review_files import review_write_files  # it builds on this module
+
+        return await review_write_files(self, writes, label, annotation, ctx)
 
     async def write(
         self, path: Path, data: bytes, *, previous: FileSnapshot | None, label: str,

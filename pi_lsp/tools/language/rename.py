@@ -13,7 +13,9 @@ versioned ``workspace/applyEdit`` with a ``ChangeAnnotation`` ("Rename a to b"),
 file, saved per the save contract, journaled per file (``pi/changes``).
 
 The result names each file and how many places changed in it (occurrences of the old name that are
-gone; a server that rewrites whole files still counts the renamed places).
+gone; a server that rewrites whole files still counts the renamed places). With
+``pi.edit.review: before`` the user reviews the rename first (``ReviewingFileAccess.write_files``):
+the counts are those of what landed, and notices name the hunks the user rejected.
 """
 
 from __future__ import annotations
@@ -78,6 +80,18 @@ def renamed_places(old_text: str, new_text: str, symbol: str, edits: int) -> int
     return edits
 
 
+def landed_count(write: FileWrite, report: WriteReport, planned: int, symbol: str) -> int:
+    """``planned`` places, or, when a review kept only part of the change (``report.landed``),
+    the places renamed in what landed (0 when nothing did)."""
+    if report.landed is None or report.landed == write.data:
+        return planned
+    if report.landed == write.previous.data:
+        return 0
+    def text(data: bytes) -> str:
+        return data[len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0:].decode("utf-8", "replace")
+    return min(planned, renamed_places(text(write.previous.data), text(report.landed), symbol, planned))
+
+
 class RenameTool(LanguageTool):
     """``rename``: ``textDocument/rename`` applied through the editor (module docstring)."""
 
@@ -126,9 +140,11 @@ class RenameTool(LanguageTool):
             for key in sorted({mutation_key(w.path) for w in writes}):
                 await stack.enter_async_context(file_mutation_lock(key))
             reports = await self._write(writes, label, annotation, ctx)
+        counts = [landed_count(w, r, c, args.symbol) for w, r, c in zip(writes, reports, counts)]
+        changed = sum(1 for count in counts if count)
         lines = [
             f"Renamed `{args.symbol}` to `{args.newName}`: {sum(counts)} place{'s' if sum(counts) != 1 else ''} "
-            f"in {len(writes)} file{'s' if len(writes) != 1 else ''}."
+            f"in {changed} file{'s' if changed != 1 else ''}."
         ]
         for write, count, report in zip(writes, counts, reports):
             lines.append(f"{self.shown(write.path)}: {count}")
