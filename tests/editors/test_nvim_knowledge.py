@@ -47,3 +47,12 @@ def test_language_tools_through_the_daemon(nvim: str, tmp_path: Path) -> None:  
     assert_passed(rc, data, output)
     print(nvim, data["notes"].get("timing"))  # a figure for the report (pytest -s), not an assertion
     assert (ws / "util.py").read_text(encoding="utf-8") == "from lib import assist\n\nVALUE = assist(3)\n"
+
+
+def test_a_reviewed_rename_shows_one_float_per_file(nvim: str, tmp_path: Path) -> None:  # noqa: F811
+    (rc, data, output), ws = run_scenario(
+        nvim, tmp_path, "rename_review.lua", files={"lib.py": LIB, "main.py": "from lib import helper\n\nprint(helper(2))\n"},
+        PI_TEST_PYLSP=pylsp())
+    assert_passed(rc, data, output)
+    renamed = [name for name in ("lib.py", "main.py") if "assist" in (ws / name).read_text(encoding="utf-8")]
+    assert len(renamed) == 1  # the file accepted in the first float; the other was rejected
