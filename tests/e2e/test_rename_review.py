@@ -187,3 +187,51 @@ async def test_with_change_annotations_the_open_files_are_one_edit_to_confirm(ma
     assert f"[Not reviewed: {tmp_path / 'b.py'} is not open in the editor" in text
     assert text.startswith("Renamed `compute` to `double`: 3 places in 2 files.")
     assert set(await _journal(editor)) == {"lib.py", "b.py"}
+
+
+async def test_a_file_changed_during_the_review_writes_nothing(make_editor: Any, tmp_path: Path) -> None:
+    editor = await _reviewing_editor(make_editor, tmp_path)
+
+    def type_then_accept(params: dict[str, Any]) -> dict[str, Any]:
+        if Path(params["path"]).name == "lib.py":  # the last proposal: the user typed in a.py meanwhile
+            editor.type("a.py", 0, 0, "# the user's line\n")
+        return _accept_all(params)
+
+    editor.review_answer = type_then_accept
+    result = await editor.call("rename", RENAME, "r1")
+    assert result["isError"] is True
+    assert editor.result_text(result) == (
+        f"{tmp_path / 'a.py'} changed while the user reviewed the rename. Nothing was written; read the file again and retry."
+    )
+    assert editor.apply_edits == [] and editor.text("a.py") == "# the user's line\n" + A
+    assert _disk(tmp_path) == {"lib.py": LIB, "a.py": A, "b.py": B}
+
+
+async def test_an_aborted_rename_withdraws_the_review_under_way(make_editor: Any, tmp_path: Path) -> None:
+    editor = await _reviewing_editor(make_editor, tmp_path)
+    asked = asyncio.Event()
+
+    async def wait_forever(params: dict[str, Any]) -> None:
+        asked.set()
+        await asyncio.Event().wait()
+
+    editor.review_answer = wait_forever
+    call = asyncio.ensure_future(editor.call("rename", RENAME, "r1"))
+    await asyncio.wait_for(asked.wait(), 60)
+    editor.notify("pi/abort", {"sessionId": "external"})
+    result = await asyncio.wait_for(call, 30)
+    assert result["isError"] is True and editor.result_text(result).startswith("Operation aborted")
+    [proposal] = editor.review_requests
+    assert editor.review_withdrawals == [{"reviewId": proposal["reviewId"], "reason": "aborted"}]
+    assert editor.apply_edits == [] and _disk(tmp_path) == {"lib.py": LIB, "a.py": A, "b.py": B}
+
+
+async def test_an_editor_that_cannot_review_gets_the_rename_at_once_with_one_notice(make_editor: Any, tmp_path: Path) -> None:
+    _project(tmp_path)
+    editor: FakeEditor = await make_editor(tmp_path, language_server=require_pylsp(), initialization_options=_settings())
+    result = await editor.call("rename", RENAME, "r1")
+    text = editor.result_text(result)
+    assert result["isError"] is False, text
+    assert len(editor.apply_edits) == 1 and editor.review_requests == []
+    assert text.count("[Not reviewed: pi.edit.review is \"before\" but this editor can show neither") == 1
+    assert _disk(tmp_path) == {n: t.replace("compute", "double") for n, t in [("lib.py", LIB), ("a.py", A), ("b.py", B)]}
