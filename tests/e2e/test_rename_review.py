@@ -99,7 +99,10 @@ async def test_a_file_the_user_rejects_is_left_out_and_the_result_says_so(make_e
         "b.py": "from lib import double\n\nVALUE = compute(2)\n",
     }
     assert editor.text("a.py") == A
-    assert text.startswith("Renamed `compute` to `double`: 2 places in 2 files.\na.py: 0\n")
+    assert text.startswith(
+        "Renamed `compute` to `double`: 2 places in 2 files (only what the user accepted; the rest still uses "
+        "the old name, see below).\na.py: 0\n"
+    )
     assert f"the user rejected every hunk of the rename in {tmp_path / 'a.py'}; it was not changed" in text
     assert "hunk 1 of 2 (old lines 1, new lines 1): the user said: a.py is vendored" in text
     assert f"the user accepted 1 of 2 hunks; {tmp_path / 'b.py'} holds only those" in text
@@ -185,7 +188,7 @@ async def test_with_change_annotations_the_open_files_are_one_edit_to_confirm(ma
     assert _disk(tmp_path) == {"lib.py": LIB.replace("compute", "double"), "a.py": A, "b.py": B.replace("compute", "double")}
     assert f"0 of 2 hunks landed in {tmp_path / 'a.py'}" in text
     assert f"[Not reviewed: {tmp_path / 'b.py'} is not open in the editor" in text
-    assert text.startswith("Renamed `compute` to `double`: 3 places in 2 files.")
+    assert text.startswith("Renamed `compute` to `double`: 3 places in 2 files (only what the user accepted;")
     assert set(await _journal(editor)) == {"lib.py", "b.py"}
 
 

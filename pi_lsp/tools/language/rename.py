@@ -140,11 +140,13 @@ class RenameTool(LanguageTool):
             for key in sorted({mutation_key(w.path) for w in writes}):
                 await stack.enter_async_context(file_mutation_lock(key))
             reports = await self._write(writes, label, annotation, ctx)
+        partial = any(r.landed is not None and r.landed != w.data for w, r in zip(writes, reports))
         counts = [landed_count(w, r, c, args.symbol) for w, r, c in zip(writes, reports, counts)]
         changed = sum(1 for count in counts if count)
         lines = [
             f"Renamed `{args.symbol}` to `{args.newName}`: {sum(counts)} place{'s' if sum(counts) != 1 else ''} "
-            f"in {changed} file{'s' if changed != 1 else ''}."
+            f"in {changed} file{'s' if changed != 1 else ''}"
+            + (" (only what the user accepted; the rest still uses the old name, see below)." if partial else ".")
         ]
         for write, count, report in zip(writes, counts, reports):
             lines.append(f"{self.shown(write.path)}: {count}")
