@@ -67,7 +67,8 @@ def tool_of(label: str) -> str:
 
 
 def not_utf8_notice(plan: FilePlan) -> str:
-    return f"[Not reviewed: {plan.write.path} is not UTF-8 text; the change was applied with the rest.]"
+    """The notice of a file that was written without review because it is not UTF-8 text."""
+    return f"[Not reviewed: {plan.write.path} is not UTF-8 text; its change was applied as proposed.]"
 
 
 async def write_all(
@@ -109,7 +110,7 @@ async def review_write_files(
     return await _request(access, plans, label, annotation, ctx)
 
 
-def _rejections(plans: list[FilePlan], decisions: list[dict[str, Any]]) -> str:
+def _rejections(plans: list[FilePlan], decisions: list[dict[str, Decision]]) -> str:
     parts = []
     for plan, decided in zip(plans, decisions):
         if plan.reviewed:
@@ -125,7 +126,7 @@ async def _request(
     """``pi/reviewEdit`` per file, then one write of every accepted hunk."""
     assert access.reviewer is not None
     tool = tool_of(label)
-    decisions: list[dict[str, Any]] = []
+    decisions: list[dict[str, Decision]] = []
     for plan in plans:
         if not plan.reviewed:
             decisions.append({})
@@ -202,7 +203,7 @@ async def _confirm_in_editor(
             access.inner, [plans[i].write for i in confirmable], label, annotation, ctx,
             confirm=CONFIRM_DESCRIPTION, confirm_timeout_seconds=access.reviewer.timeout_seconds,
         )
-        decisions: list[dict[str, Any]] = []
+        decisions: list[dict[str, Decision]] = []
         landed_any = False
         for index, report in zip(confirmable, confirmed):
             plan = plans[index]
