@@ -5,7 +5,7 @@ is recorded with the bytes it started from (the snapshot the tool read, or the c
 a blind ``write``; nothing when the file did not exist) and the bytes written, under the tool
 call's session and the session's current turn (when the user reviewed the change, the bytes that
 landed, ``WriteReport.landed``). Reads and access checks pass through unchanged.
-A failed write records nothing.
+A failed write records nothing, except what a :class:`PartialWrite` says landed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import errno
 import inspect
 from pathlib import Path
 
-from pi_lsp.agent.tool import ToolContext
+from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.changes.journal import ChangeJournal
 from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, FileWrite, WriteReport
 
@@ -24,6 +24,16 @@ async def peek(files: FileAccess, path: Path) -> FileSnapshot:
     if "remember" in inspect.signature(files.read).parameters:
         return await files.read(path, remember=False)  # type: ignore[call-arg]
     return await files.read(path)  # a FileAccess without such state (the filesystem's)
+
+
+class PartialWrite(ToolError):
+    """A multi-file write that failed after part of it landed (a rename the user confirmed in the
+    editor whose other files could not be written): ``landed`` maps indexes into the writes to
+    the bytes now in those files, so the journal records them before the error reaches the tool."""
+
+    def __init__(self, message: str, landed: dict[int, bytes]) -> None:
+        super().__init__(message)
+        self.landed = landed
 
 
 class JournalingFileAccess:
@@ -54,16 +64,29 @@ class JournalingFileAccess:
         if write_files is None:
             return [await self.write(w.path, w.data, previous=w.previous, label=label, ctx=ctx) for w in writes]
         befores = [self.journal.digest(w.previous.data) for w in writes]
-        reports = await write_files(writes, label=label, annotation=annotation, ctx=ctx)
-        if ctx is not None:
-            tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
-            for write, before, report in zip(writes, befores, reports):
-                landed = write.data if report.landed is None else report.landed
-                if landed != write.previous.data:
-                    self.journal.record(
-                        ctx.session_id, ctx.tool_call_id, tool, write.path, before, self.journal.digest(landed)
-                    )
+        try:
+            reports = await write_files(writes, label=label, annotation=annotation, ctx=ctx)
+        except PartialWrite as exc:
+            self._record_landed(writes, befores, exc.landed, label, ctx)
+            raise
+        landed = {i: w.data if r.landed is None else r.landed for i, (w, r) in enumerate(zip(writes, reports))}
+        self._record_landed(writes, befores, landed, label, ctx)
         return reports
+
+    def _record_landed(
+        self, writes: list[FileWrite], befores: list[str | None], landed: dict[int, bytes], label: str,
+        ctx: ToolContext | None,
+    ) -> None:
+        """Journal each file whose landed bytes differ from those it had (by index into ``writes``)."""
+        if ctx is None:
+            return
+        tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+        for index, data in sorted(landed.items()):
+            write = writes[index]
+            if data != write.previous.data:
+                self.journal.record(
+                    ctx.session_id, ctx.tool_call_id, tool, write.path, befores[index], self.journal.digest(data)
+                )
 
     async def write(
         self, path: Path, data: bytes, *, previous: FileSnapshot | None, label: str,

@@ -15,7 +15,9 @@ runs :func:`review_write_files`. The change stays ONE write of all its files (on
   needs confirmation (VS Code's refactor preview); what landed in each is read back from its
   buffer (``WriteReport.landed``). Files the editor has not opened cannot be confirmed there (no
   ``didChange`` would show what the user kept): they are written after the confirmed edit
-  landed, with a notice saying they were not reviewed, and not at all when the user declined it.
+  landed, with a notice saying they were not reviewed, and not at all when the user declined it
+  (if they cannot be written then, :class:`~pi_lsp.changes.journaling_files.PartialWrite` says
+  what landed, so the journal still records it).
 
 Files whose old or new content is not UTF-8 are not reviewed; they are written with the others,
 with a notice. Notices tell the model, per file, which hunks were rejected and why.
@@ -29,6 +31,7 @@ from typing import Any
 
 from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.changes.change_set import Hunk, decode, diff_hunks, split_lines
+from pi_lsp.changes.journaling_files import PartialWrite
 from pi_lsp.changes.review_before import (
     NOT_REVIEWED, Decision, ReviewingFileAccess, ReviewProposal, apply_hunks, rejection_lines,
 )
@@ -228,7 +231,19 @@ async def _confirm_in_editor(
                 f"The user rejected the {tool} in the editor's preview: nothing was written.\n"
                 + _rejections([plans[i] for i in confirmable], decisions)
             )
-    written = await write_all(access.inner, [plans[i].write for i in others], label, annotation, ctx)
+    try:
+        written = await write_all(access.inner, [plans[i].write for i in others], label, annotation, ctx)
+    except (ToolError, OSError) as exc:
+        if not confirmable:
+            raise
+        landed = {i: plans[i].write.data if reports[i].landed is None else reports[i].landed for i in confirmable}
+        changed = ", ".join(str(plans[i].write.path) for i, data in landed.items() if data != plans[i].write.previous.data)
+        message = exc.message if isinstance(exc, ToolError) else str(exc)
+        raise PartialWrite(
+            f"The {tool} landed in {changed} as the user confirmed it, but the files not open in the editor were "
+            f"not changed: {message} Read them before retrying.",
+            landed,
+        ) from None
     for index, report in zip(others, written):
         plan = plans[index]
         if plan.old_lines is None:

@@ -238,3 +238,30 @@ async def test_an_editor_that_cannot_review_gets_the_rename_at_once_with_one_not
     assert len(editor.apply_edits) == 1 and editor.review_requests == []
     assert text.count("[Not reviewed: pi.edit.review is \"before\" but this editor can show neither") == 1
     assert _disk(tmp_path) == {n: t.replace("compute", "double") for n, t in [("lib.py", LIB), ("a.py", A), ("b.py", B)]}
+
+
+async def test_a_closed_file_changed_while_the_user_confirmed_is_not_overwritten(make_editor: Any, tmp_path: Path) -> None:
+    _project(tmp_path)
+
+    async def change_b_meanwhile(editor: FakeEditor, params: types.ApplyWorkspaceEditParams) -> None:
+        annotations = params.edit.change_annotations or {}
+        if any(a.needs_confirmation for a in annotations.values()):
+            (tmp_path / "b.py").write_text(B + "# changed meanwhile\n", encoding="utf-8")
+
+    editor: FakeEditor = await make_editor(
+        tmp_path, language_server=require_pylsp(), experimental_pi={**ALL_PI_FEATURES, **KNOWLEDGE_FEATURES},
+        capabilities=_annotating_capabilities(), before_apply=change_b_meanwhile, initialization_options=_settings(),
+    )
+    editor.open("lib.py")
+    editor.open("a.py")
+    result = await editor.call("rename", RENAME, "r1")
+    text = editor.result_text(result)
+    assert result["isError"] is True
+    assert text.startswith(
+        f"The rename landed in {tmp_path / 'a.py'}, {tmp_path / 'lib.py'} as the user confirmed it, but the files "
+        f"not open in the editor were not changed: {tmp_path / 'b.py'} changed on disk"
+    ), text
+    assert _disk(tmp_path) == {
+        "lib.py": LIB.replace("compute", "double"), "a.py": A.replace("compute", "double"), "b.py": B + "# changed meanwhile\n",
+    }
+    assert set(await _journal(editor)) == {"lib.py", "a.py"}  # what landed is journaled even so
