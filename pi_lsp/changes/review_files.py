@@ -236,13 +236,13 @@ async def _confirm_in_editor(
     except (ToolError, OSError) as exc:
         if not confirmable:
             raise
-        landed = {i: plans[i].write.data if reports[i].landed is None else reports[i].landed for i in confirmable}
-        changed = ", ".join(str(plans[i].write.path) for i, data in landed.items() if data != plans[i].write.previous.data)
+        now = {i: plans[i].write.data if reports[i].landed is None else reports[i].landed for i in confirmable}
+        changed = ", ".join(str(plans[i].write.path) for i, data in now.items() if data != plans[i].write.previous.data)
         message = exc.message if isinstance(exc, ToolError) else str(exc)
         raise PartialWrite(
             f"The {tool} landed in {changed} as the user confirmed it, but the files not open in the editor were "
             f"not changed: {message} Read them before retrying.",
-            landed,
+            now,
         ) from None
     for index, report in zip(others, written):
         plan = plans[index]
