@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +23,7 @@ from pi_lsp.tools.file_io.paths import (
     InvalidPathError,
     NulInPathError,
     path_of,
-    resolve_read_path_text,
+    resolve_read_path_real,
     resolve_to_cwd_text,
 )
 
@@ -47,9 +47,8 @@ READ_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls", *LANGUAGE_
 """Path tools that only read: an approval prompt for them may preselect ``Allow once``."""
 
 
-@dataclass(frozen=True)
 class CallScope:
-    """The part of a call the policy decides on.
+    """The part of a call the policy decides on (immutable).
 
     Attributes:
         tool: the tool name.
@@ -58,13 +57,62 @@ class CallScope:
         path: the absolute, normalised path (symlinks not resolved), else ``None``.
         shown: what the prompt and the journal show: the command, the path relative to the
             working directory when inside it (else absolute), or the tool name.
+        real: ``os.path.realpath(path)`` when it was found while resolving the path (``read``'s
+            existence check gives it: issue 21), else ``None`` (the policy resolves it). Not
+            part of the scope's identity (equality, hash, ``repr``).
+
+    Scopes compare and hash by the first five values, like the frozen dataclass they were; a
+    plain class with slots is built in a third of the time, and one is built per call (issue 21).
     """
+
+    __slots__ = ("tool", "kind", "command", "path", "shown", "real")
 
     tool: str
     kind: Literal["command", "path", "tool"]
-    command: str | None = None
-    path: Path | None = None
-    shown: str = ""
+    command: str | None
+    path: Path | None
+    shown: str
+    real: str | None
+
+    def __init__(
+        self,
+        tool: str,
+        kind: Literal["command", "path", "tool"],
+        command: str | None = None,
+        path: Path | None = None,
+        shown: str = "",
+        real: str | None = None,
+    ) -> None:
+        assign = object.__setattr__
+        assign(self, "tool", tool)
+        assign(self, "kind", kind)
+        assign(self, "command", command)
+        assign(self, "path", path)
+        assign(self, "shown", shown)
+        assign(self, "real", real)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.tool, self.kind, self.command, self.path, self.shown)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return (
+            f"CallScope(tool={self.tool!r}, kind={self.kind!r}, command={self.command!r}, "
+            f"path={self.path!r}, shown={self.shown!r})"
+        )
 
     @property
     def grant_key(self) -> tuple[str, str, str]:
@@ -88,13 +136,17 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
     raw = getattr(args, "path", None)
     if not isinstance(raw, str):
         raw = "."
+    real = None
     try:
-        text = resolve_read_path_text(raw, cwd) if tool == "read" else resolve_to_cwd_text(raw, cwd)
+        if tool == "read":
+            text, real = resolve_read_path_real(raw, cwd)
+        else:
+            text = resolve_to_cwd_text(raw, cwd)
     except NulInPathError as exc:  # judged by where it points; the tool then refuses it
         text = exc.path
     except InvalidPathError:
         return None
-    return CallScope(tool, "path", path=path_of(text), shown=_shown(text, _normalised(os.fspath(cwd))))
+    return CallScope(tool, "path", path=path_of(text), shown=_shown(text, _normalised(os.fspath(cwd))), real=real)
 
 
 _normalised = functools.lru_cache(maxsize=16)(os.path.normpath)  # of the working directory, per call

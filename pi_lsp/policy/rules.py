@@ -183,7 +183,9 @@ def decide(
 
     Judging a bash command runs bash to expand its words (at most ``command_timeout_seconds``):
     call it off the event loop for bash."""
-    real = real_path(scope.path) if scope.path is not None else None
+    real = scope.real
+    if real is None and scope.path is not None:
+        real = real_path(scope.path)
     guarded = protected.match(scope.path, workspace, real) if scope.path is not None else None
     if scope.path is not None and scope.tool in WRITE_TOOLS and guarded is None:
         guarded = git_repository_part(str(scope.path))
