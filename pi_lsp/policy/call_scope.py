@@ -23,9 +23,10 @@ from pi_lsp.tools.file_io.paths import (
     InvalidPathError,
     NulInPathError,
     path_of,
-    resolve_read_path_real,
+    read_path_variant,
     resolve_to_cwd_text,
 )
+from pi_lsp.tools.file_io.real_paths import existing_real_path
 
 LANGUAGE_READ_TOOLS: frozenset[str] = frozenset({"diagnostics", "definition", "references", "symbols", "hover"})
 """The language tools that only ask (issue 17): judged by their path like ``read`` (``diagnostics``
@@ -136,20 +137,44 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
     raw = getattr(args, "path", None)
     if not isinstance(raw, str):
         raw = "."
-    real = None
+    cwd_text = os.fspath(cwd)
     try:
-        if tool == "read":
-            text, real = resolve_read_path_real(raw, cwd)
+        if "~" in raw:  # the home folder may change: resolved anew
+            text = resolve_to_cwd_text(raw, cwd_text)
+            path, shown = path_of(text), _shown(text, _normalised(cwd_text))
         else:
-            text = resolve_to_cwd_text(raw, cwd)
+            text, path, shown = _plain_parts(raw, cwd_text)
     except NulInPathError as exc:  # judged by where it points; the tool then refuses it
-        text = exc.path
+        return CallScope(tool, "path", None, path_of(exc.path), _shown(exc.path, _normalised(cwd_text)))
     except InvalidPathError:
         return None
-    return CallScope(tool, "path", path=path_of(text), shown=_shown(text, _normalised(os.fspath(cwd))), real=real)
+    if tool != "read":
+        return CallScope(tool, "path", None, path, shown)
+    found, real = existing_real_path(text)
+    if found:
+        return CallScope(tool, "path", None, path, shown, real)
+    variant, real = read_path_variant(text)  # read's fallbacks for names stored in another form
+    if variant == text:
+        return CallScope(tool, "path", None, path, shown)
+    return CallScope(tool, "path", None, path_of(variant), _shown(variant, _normalised(cwd_text)), real)
+
+
+@functools.lru_cache(maxsize=512)
+def _plain_parts(raw: str, cwd: str) -> tuple[str, Path, str]:
+    """The resolved text of ``raw`` in ``cwd`` (no ``~`` in it), its ``Path`` and how it is shown:
+    one cache look-up for what every call of a path tool computes from its strings, a pure
+    function of them (issue 21). Raises like :func:`resolve_to_cwd_text` (errors are not
+    remembered)."""
+    text = resolve_to_cwd_text(raw, cwd)
+    return text, path_of(text), _shown(text, _normalised(cwd))
 
 
 _normalised = functools.lru_cache(maxsize=16)(os.path.normpath)  # of the working directory, per call
+
+
+@functools.lru_cache(maxsize=16)
+def _folder_prefix(cwd: str) -> str:
+    return cwd.rstrip("/") + "/"
 
 
 def _shown(path: str, cwd: str) -> str:
@@ -157,5 +182,5 @@ def _shown(path: str, cwd: str) -> str:
     same text as :func:`pi_lsp.tools.file_io.paths.display_path` for the normalised paths used here."""
     if path == cwd:
         return "."
-    prefix = cwd.rstrip("/") + "/"
+    prefix = _folder_prefix(cwd)
     return path[len(prefix):] if path.startswith(prefix) else path

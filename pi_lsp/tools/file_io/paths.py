@@ -184,8 +184,13 @@ def resolve_read_path_real(path: str, cwd: str | os.PathLike[str]) -> tuple[str,
     approval policy, which judges a read by its real path (issue 21). The same errors."""
     resolved = resolve_to_cwd_text(path, cwd)
     found, real = existing_real_path(resolved)
-    if found:
-        return resolved, real
+    return (resolved, real) if found else read_path_variant(resolved)
+
+
+def read_path_variant(resolved: str) -> tuple[str, str | None]:
+    """The second half of :func:`resolve_read_path_real`, for a ``resolved`` path (the output of
+    :func:`resolve_to_cwd_text`) found not to exist: the first of read's fallbacks that exists
+    and its real path, else ``(resolved, None)``."""
     for variant in _read_path_variants(resolved):
         if variant != resolved:
             found, real = existing_real_path(variant)
