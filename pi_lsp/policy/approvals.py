@@ -47,7 +47,7 @@ from pi_lsp.agent.tool import AbortSignal, ToolContext
 from pi_lsp.llm.types import now_ms
 from pi_lsp.policy.call_scope import LANGUAGE_READ_TOOLS, READ_TOOLS, CallScope, _shown, call_scope
 from pi_lsp.policy.protected_paths import ProtectedPaths
-from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
+from pi_lsp.policy.rules import INSIDE, ApprovalRule, Decision, decide, parse_rules
 from pi_lsp.policy.sandbox import Sandbox, SandboxMode
 from pi_lsp.tools.bash import BashArgs
 from pi_lsp.tools.read import ReadArgs
@@ -144,13 +144,17 @@ path or tool shown), ``scopeKind`` (``command``/``path``/``tool``), ``policy`` a
 ``grant`` (``"session"`` when a session grant was recorded), ``timestamp`` (epoch ms)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Outcome:
     allow: bool
     source: str
     reason: str
     answer: str | None = None
     by: str | None = None  # how an asked question ended: user, timeout, fallback
+
+
+_ALLOWED_INSIDE = _Outcome(True, INSIDE.source, INSIDE.reason)
+"""The outcome of :data:`~pi_lsp.policy.rules.INSIDE`, the decision of most calls."""
 
 
 class _Withdrawn(Exception):
@@ -246,14 +250,17 @@ class ApprovalPolicy:
             except asyncio.CancelledError:
                 self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
                 raise
-        else:  # settled by the rules: what _outcome gives, without a coroutine
+        elif decision is INSIDE:  # settled by the rules: what _outcome gives, without a coroutine
+            outcome = _ALLOWED_INSIDE
+        else:
             outcome = _Outcome(decision.action == "allow", decision.source, decision.reason)
         self._journal(ctx, scope, decision, outcome)
         if not outcome.allow:
             return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
         if scope.tool in READ_ONLY_TOOLS:
-            if scope.real is not None and decision.action == "allow" and isinstance(ctx.args, ReadArgs):
-                ctx.args.hand_over_resolved_path(cwd, scope.path)  # type: ignore[arg-type]
+            args = ctx.args
+            if scope.real is not None and decision.action == "allow" and type(args) is ReadArgs:
+                args.hand_over_resolved_path(cwd, scope.path)  # type: ignore[arg-type]
         elif not (decision.command is not None and decision.action == "allow"):
             self.sandbox.invalidate()  # it may create files: rescan what to mask next time
         return None

@@ -166,7 +166,7 @@ class Decision:
     command: CommandVerdict | None = None
 
 
-_INSIDE = Decision("allow", "default", "inside the workspace")
+INSIDE = Decision("allow", "default", "inside the workspace")
 """The decision of most calls (a decision is immutable: one object serves them all)."""
 
 
@@ -241,6 +241,6 @@ def _default(
         return Decision("ask", "default", f"not a simple read-only command: {verdict.problem}", verdict)
     if scope.kind == "path" and scope.path is not None:
         if workspace.contains(scope.path, real):
-            return _INSIDE
+            return INSIDE
         return Decision("ask", "default", f"{scope.shown} is outside the workspace")
     return Decision("ask", "default", f"no rule covers the {scope.tool} tool")
