@@ -87,14 +87,15 @@ class ReadTool(BuiltinTool):
         """Read ``args.path`` (see the module docstring); raise :class:`ToolError` on failure."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        cwd = self.env.cwd
-        path = args.take_resolved_path(cwd) or resolve_read_path(args.path, cwd)
+        env = self.env
+        path = args.take_resolved_path(env.cwd) or resolve_read_path(args.path, env.cwd)
+        files = env.files
         try:
-            await self.env.files.access(path)
+            await files.access(path)
         except OSError as exc:
             raise ToolError(node_style_message(exc, "access", path)) from exc
         try:
-            snapshot = await self.env.files.read(path, ctx)
+            snapshot = await files.read(path, ctx)
         except OSError as exc:
             if os_error_code(exc) == "EISDIR":
                 raise ToolError("EISDIR: illegal operation on a directory, read") from exc

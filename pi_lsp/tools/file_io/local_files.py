@@ -41,9 +41,10 @@ def _access(path: str, write: bool) -> None:
 
 def _stat_file(path: str) -> os.stat_result:
     info = os.stat(path)
-    if stat.S_ISDIR(info.st_mode):
-        raise node_error("EISDIR", path)
-    refuse_special(path, info.st_mode)
+    if not stat.S_ISREG(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):
+            raise node_error("EISDIR", path)
+        refuse_special(path, info.st_mode)
     return info
 
 
