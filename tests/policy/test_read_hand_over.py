@@ -12,7 +12,8 @@ import pytest
 
 from pi_lsp.agent.hooks import BeforeToolCallContext
 from pi_lsp.agent.tool import AbortSignal
-from pi_lsp.policy.call_scope import CallScope
+from pi_lsp.policy.call_scope import CallScope, call_scope
+from pi_lsp.tools.file_io.paths import resolve_read_path
 from pi_lsp.tools.read import ReadArgs
 from tests.policy.test_approval_hook import Session
 
@@ -96,3 +97,19 @@ def test_a_scope_is_immutable_and_its_real_path_is_not_part_of_its_identity() ->
         with_real.tool = "edit"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         del with_real.path
+
+
+def test_a_read_is_judged_by_read_s_resolution_and_its_real_path(tmp_path: Path) -> None:
+    nfd = unicodedata.normalize("NFD", "café.txt")
+    (tmp_path / nfd).write_text("x")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "link.txt").symlink_to(tmp_path / nfd)
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    for name in ["café.txt", "link.txt", "folder", "dangling", "missing.txt", "folder/../link.txt", "café.txt/x"]:
+        scope = call_scope("read", ReadArgs(path=name), tmp_path)
+        expected = resolve_read_path(name, tmp_path)
+        assert scope is not None and scope.path == expected, name
+        assert scope.shown == os.path.relpath(expected, tmp_path), name
+        assert scope.real == (os.path.realpath(expected) if os.path.exists(expected) else None), name
+    nul = call_scope("read", ReadArgs(path="a\0b"), tmp_path)  # judged by where it points
+    assert nul is not None and nul.path == tmp_path / "a\0b" and nul.real is None

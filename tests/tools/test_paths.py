@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from pi_lsp.tools.file_io.paths import (
     display_path,
     expand_path,
     resolve_read_path,
-    resolve_read_path_real,
     resolve_to_cwd,
 )
 
@@ -109,15 +107,3 @@ def test_read_fallback_prefers_the_existing_plain_path(tmp_path: Path) -> None:
 def test_read_fallback_missing_returns_plain_path(tmp_path: Path) -> None:
     assert resolve_read_path("nope's.txt", tmp_path) == tmp_path / "nope's.txt"
 
-
-def test_read_resolution_with_its_real_path_agrees_with_read_resolution(tmp_path: Path) -> None:
-    nfd = unicodedata.normalize("NFD", "café.txt")
-    (tmp_path / nfd).write_text("x")
-    (tmp_path / "folder").mkdir()
-    (tmp_path / "link.txt").symlink_to(tmp_path / nfd)
-    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
-    names = ["café.txt", "link.txt", "folder", "dangling", "missing.txt", "folder/../link.txt", "café.txt/x"]
-    for name in names:
-        text, real = resolve_read_path_real(name, tmp_path)
-        assert text == str(resolve_read_path(name, tmp_path)), name
-        assert real == (os.path.realpath(text) if os.path.exists(text) else None), name

@@ -177,20 +177,13 @@ def resolve_read_path_text(path: str, cwd: str | os.PathLike[str]) -> str:
     return resolved
 
 
-def resolve_read_path_real(path: str, cwd: str | os.PathLike[str]) -> tuple[str, str | None]:
-    """:func:`resolve_read_path_text` plus the real path of the file it found, from the same
-    look-up (:func:`~pi_lsp.tools.file_io.real_paths.existing_real_path`): ``(text, real)``,
-    ``real`` being ``None`` when no candidate exists or the kernel did not tell. For the
-    approval policy, which judges a read by its real path (issue 21). The same errors."""
-    resolved = resolve_to_cwd_text(path, cwd)
-    found, real = existing_real_path(resolved)
-    return (resolved, real) if found else read_path_variant(resolved)
-
-
 def read_path_variant(resolved: str) -> tuple[str, str | None]:
-    """The second half of :func:`resolve_read_path_real`, for a ``resolved`` path (the output of
-    :func:`resolve_to_cwd_text`) found not to exist: the first of read's fallbacks that exists
-    and its real path, else ``(resolved, None)``."""
+    """read's fallbacks (:func:`resolve_read_path`) for a ``resolved`` path (the output of
+    :func:`resolve_to_cwd_text`) found not to exist, with the real path of the one found:
+    ``(variant, real)`` for the first that exists (``real`` ``None`` when the kernel did not
+    tell, :func:`~pi_lsp.tools.file_io.real_paths.existing_real_path`), else
+    ``(resolved, None)``. For the approval policy, which judges a read by its real path and
+    checks existence with the same look-up (issue 21)."""
     for variant in _read_path_variants(resolved):
         if variant != resolved:
             found, real = existing_real_path(variant)
