@@ -50,7 +50,7 @@ def _stat_file(path: str) -> os.stat_result:
 
 def _read(path: Path, text: str) -> FileSnapshot:
     data, _info = read_checked_file(text)  # _stat_file refused what is not a file a moment ago
-    return FileSnapshot(path=path, real_path=None, data=data, source="disk")  # resolved if asked for
+    return FileSnapshot(path, None, data, "disk")  # the real path is resolved if asked for
 
 
 class LocalFileAccess:
