@@ -123,6 +123,7 @@ _seen_empty: dict[str, tuple[int, int, int]] = {}
 _seen_missing: set[str] = set()
 
 _STATE_KEY, _XDG_KEY, _HOME_KEY = (os.fsencode(name) for name in (STATE_DIR_ENV, "XDG_STATE_HOME", "HOME"))
+_POSIX = os.name == "posix"
 _EXISTS_ARGS = {"effective_ids": True} if os.access in os.supports_effective_ids else {}
 
 
@@ -134,7 +135,7 @@ def _dir_names_key() -> tuple[object, ...]:
     four Python frames, and this runs before every disk read (issue 21). Anything else (a
     replaced ``os.environ``, another platform) is read through the mapping."""
     data = getattr(os.environ, "_data", None)
-    if os.name == "posix" and type(data) is dict:
+    if _POSIX and type(data) is dict:
         return (data.get(_STATE_KEY), data.get(_XDG_KEY), data.get(_HOME_KEY), tempfile.tempdir)
     return (os.environ.get(STATE_DIR_ENV), os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"), tempfile.tempdir)
 
