@@ -47,9 +47,10 @@ from pi_lsp.agent.tool import AbortSignal, ToolContext
 from pi_lsp.llm.types import now_ms
 from pi_lsp.policy.call_scope import LANGUAGE_READ_TOOLS, READ_TOOLS, CallScope, _shown, call_scope
 from pi_lsp.policy.protected_paths import ProtectedPaths
-from pi_lsp.policy.rules import ApprovalRule, Decision, decide, parse_rules
+from pi_lsp.policy.rules import INSIDE, ApprovalRule, Decision, decide, parse_rules
 from pi_lsp.policy.sandbox import Sandbox, SandboxMode
 from pi_lsp.tools.bash import BashArgs
+from pi_lsp.tools.read import ReadArgs
 from pi_lsp.policy.workspace_scope import WorkspaceScope
 from pi_lsp.tools.environment import ToolEnvironment
 
@@ -143,13 +144,17 @@ path or tool shown), ``scopeKind`` (``command``/``path``/``tool``), ``policy`` a
 ``grant`` (``"session"`` when a session grant was recorded), ``timestamp`` (epoch ms)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Outcome:
     allow: bool
     source: str
     reason: str
     answer: str | None = None
     by: str | None = None  # how an asked question ended: user, timeout, fallback
+
+
+_ALLOWED_INSIDE = _Outcome(True, INSIDE.source, INSIDE.reason)
+"""The outcome of :data:`~pi_lsp.policy.rules.INSIDE`, the decision of most calls."""
 
 
 class _Withdrawn(Exception):
@@ -222,29 +227,43 @@ class ApprovalPolicy:
         self.grants.pop(session_id, None)
 
     async def __call__(self, ctx: BeforeToolCallContext, signal: AbortSignal) -> BeforeToolCallResult | None:
-        """The hook: ``None`` to let the call run, a block with the reason otherwise."""
-        scope = call_scope(ctx.tool.name, ctx.args, self.env.cwd)
+        """The hook: ``None`` to let the call run, a block with the reason otherwise.
+
+        A ``read`` the rules allow without asking gets the path it was judged by handed to the
+        tool (:meth:`~pi_lsp.tools.read.ReadArgs.hand_over_resolved_path`): the tool reads
+        exactly the file judged, without resolving it again (issue 21)."""
+        cwd = self.env.cwd
+        scope = call_scope(ctx.tool.name, ctx.args, cwd)
         if scope is None:
             return None  # an invalid file URL: the tool fails on its own and touches nothing
         if scope.kind == "command":  # judging runs bash to expand the words: off the event loop
             decision = await asyncio.to_thread(
-                decide, scope, self.rules, self.protected, self.workspace, self.env.cwd,
+                decide, scope, self.rules, self.protected, self.workspace, cwd,
                 command_timeout_seconds=self.command_timeout_seconds,
             )
             decision = self._harden(ctx, decision)
         else:
-            decision = decide(scope, self.rules, self.protected, self.workspace, self.env.cwd)
-        try:
-            outcome = await self._outcome(ctx, scope, decision, signal)
-        except asyncio.CancelledError:
-            self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
-            raise
+            decision = decide(scope, self.rules, self.protected, self.workspace, cwd)
+        if decision.action == "ask":
+            try:
+                outcome = await self._outcome(ctx, scope, decision, signal)
+            except asyncio.CancelledError:
+                self._journal(ctx, scope, decision, _Outcome(False, "cancelled", "the call was aborted while asking"))
+                raise
+        elif decision is INSIDE:  # settled by the rules: what _outcome gives, without a coroutine
+            outcome = _ALLOWED_INSIDE
+        else:
+            outcome = _Outcome(decision.action == "allow", decision.source, decision.reason)
         self._journal(ctx, scope, decision, outcome)
-        if outcome.allow and not (scope.tool in READ_ONLY_TOOLS or decision.command is not None and decision.action == "allow"):
+        if not outcome.allow:
+            return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
+        if scope.tool in READ_ONLY_TOOLS:
+            args = ctx.args
+            if scope.real is not None and decision.action == "allow" and type(args) is ReadArgs:
+                args.hand_over_resolved_path(cwd, scope.path)  # type: ignore[arg-type]
+        elif not (decision.command is not None and decision.action == "allow"):
             self.sandbox.invalidate()  # it may create files: rescan what to mask next time
-        if outcome.allow:
-            return None
-        return BeforeToolCallResult(block=True, reason=_denial(scope, outcome))
+        return None
 
     async def _approve_writes(self, tool: str, paths: list[Path], ctx: ToolContext) -> str | None:
         """Judge each file a call changes beyond the path its arguments name (``rename``'s other

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,9 +23,10 @@ from pi_lsp.tools.file_io.paths import (
     InvalidPathError,
     NulInPathError,
     path_of,
-    resolve_read_path_text,
+    read_path_variant,
     resolve_to_cwd_text,
 )
+from pi_lsp.tools.file_io.real_paths import existing_real_path
 
 LANGUAGE_READ_TOOLS: frozenset[str] = frozenset({"diagnostics", "definition", "references", "symbols", "hover"})
 """The language tools that only ask (issue 17): judged by their path like ``read`` (``diagnostics``
@@ -47,9 +48,8 @@ READ_TOOLS: frozenset[str] = frozenset({"read", "grep", "find", "ls", *LANGUAGE_
 """Path tools that only read: an approval prompt for them may preselect ``Allow once``."""
 
 
-@dataclass(frozen=True)
 class CallScope:
-    """The part of a call the policy decides on.
+    """The part of a call the policy decides on (immutable).
 
     Attributes:
         tool: the tool name.
@@ -58,19 +58,74 @@ class CallScope:
         path: the absolute, normalised path (symlinks not resolved), else ``None``.
         shown: what the prompt and the journal show: the command, the path relative to the
             working directory when inside it (else absolute), or the tool name.
+        real: ``os.path.realpath(path)`` when it was found while resolving the path (``read``'s
+            existence check gives it: issue 21), else ``None`` (the policy resolves it). Not
+            part of the scope's identity (equality, hash, ``repr``).
+
+    Scopes compare and hash by the first five values, like the frozen dataclass they were; a
+    class with slots set through their own setters is built in about half the time, and one is
+    built per call (issue 21).
     """
+
+    __slots__ = ("tool", "kind", "command", "path", "shown", "real")
 
     tool: str
     kind: Literal["command", "path", "tool"]
-    command: str | None = None
-    path: Path | None = None
-    shown: str = ""
+    command: str | None
+    path: Path | None
+    shown: str
+    real: str | None
+
+    def __init__(
+        self,
+        tool: str,
+        kind: Literal["command", "path", "tool"],
+        command: str | None = None,
+        path: Path | None = None,
+        shown: str = "",
+        real: str | None = None,
+    ) -> None:
+        _set_tool(self, tool)
+        _set_kind(self, kind)
+        _set_command(self, command)
+        _set_path(self, path)
+        _set_shown(self, shown)
+        _set_real(self, real)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.tool, self.kind, self.command, self.path, self.shown)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return (
+            f"CallScope(tool={self.tool!r}, kind={self.kind!r}, command={self.command!r}, "
+            f"path={self.path!r}, shown={self.shown!r})"
+        )
 
     @property
     def grant_key(self) -> tuple[str, str, str]:
         """The exact scope a session grant covers: ``(tool, kind, command or absolute path)``."""
         value = self.command if self.command is not None else (str(self.path) if self.path else "")
         return self.tool, self.kind, value
+
+
+_set_tool, _set_kind, _set_command, _set_path, _set_shown, _set_real = (
+    CallScope.__dict__[name].__set__ for name in ("tool", "kind", "command", "path", "shown", "real")
+)
+"""The slots' own setters (``__setattr__`` refuses)."""
 
 
 def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
@@ -88,16 +143,44 @@ def call_scope(tool: str, args: Any, cwd: Path) -> CallScope | None:
     raw = getattr(args, "path", None)
     if not isinstance(raw, str):
         raw = "."
+    cwd_text = os.fspath(cwd)
     try:
-        text = resolve_read_path_text(raw, cwd) if tool == "read" else resolve_to_cwd_text(raw, cwd)
+        if "~" in raw:  # the home folder may change: resolved anew
+            text = resolve_to_cwd_text(raw, cwd_text)
+            path, shown = path_of(text), _shown(text, _normalised(cwd_text))
+        else:
+            text, path, shown = _plain_parts(raw, cwd_text)
     except NulInPathError as exc:  # judged by where it points; the tool then refuses it
-        text = exc.path
+        return CallScope(tool, "path", None, path_of(exc.path), _shown(exc.path, _normalised(cwd_text)))
     except InvalidPathError:
         return None
-    return CallScope(tool, "path", path=path_of(text), shown=_shown(text, _normalised(os.fspath(cwd))))
+    if tool != "read":
+        return CallScope(tool, "path", None, path, shown)
+    found, real = existing_real_path(text)
+    if found:
+        return CallScope(tool, "path", None, path, shown, real)
+    variant, real = read_path_variant(text)  # read's fallbacks for names stored in another form
+    if variant == text:
+        return CallScope(tool, "path", None, path, shown)
+    return CallScope(tool, "path", None, path_of(variant), _shown(variant, _normalised(cwd_text)), real)
+
+
+@functools.lru_cache(maxsize=512)
+def _plain_parts(raw: str, cwd: str) -> tuple[str, Path, str]:
+    """The resolved text of ``raw`` in ``cwd`` (no ``~`` in it), its ``Path`` and how it is shown:
+    one cache look-up for what every call of a path tool computes from its strings, a pure
+    function of them (issue 21). Raises like :func:`resolve_to_cwd_text` (errors are not
+    remembered)."""
+    text = resolve_to_cwd_text(raw, cwd)
+    return text, path_of(text), _shown(text, _normalised(cwd))
 
 
 _normalised = functools.lru_cache(maxsize=16)(os.path.normpath)  # of the working directory, per call
+
+
+@functools.lru_cache(maxsize=16)
+def _folder_prefix(cwd: str) -> str:
+    return cwd.rstrip("/") + "/"
 
 
 def _shown(path: str, cwd: str) -> str:
@@ -105,5 +188,5 @@ def _shown(path: str, cwd: str) -> str:
     same text as :func:`pi_lsp.tools.file_io.paths.display_path` for the normalised paths used here."""
     if path == cwd:
         return "."
-    prefix = cwd.rstrip("/") + "/"
+    prefix = _folder_prefix(cwd)
     return path[len(prefix):] if path.startswith(prefix) else path

@@ -19,6 +19,7 @@ rules say and asks before ``read`` sends one to the model.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -62,6 +63,14 @@ def _builtin_match(path: str) -> str | None:
         if fnmatch.fnmatchcase(name, pattern):
             return pattern
     return None  # pragma: no cover - _ANY_NAME matched one of them
+
+
+_builtin_match_cached = functools.lru_cache(maxsize=1024)(_builtin_match)
+""":func:`_builtin_match` remembered per path text: a pure function of the string (no file
+system), asked twice per call for the same few paths (issue 21)."""
+
+_normpath = functools.lru_cache(maxsize=1024)(os.path.normpath)
+"""``os.path.normpath`` of a path text, remembered: a pure function of the string."""
 
 
 GIT_REPOSITORY_PARTS: frozenset[str] = frozenset(
@@ -131,11 +140,11 @@ class ProtectedPaths:
         when the caller already resolved it); folder-relative extra patterns are matched against
         the lexical and the real workspace folders.
         """
-        lexical = os.path.normpath(path)
+        lexical = _normpath(os.fspath(path))
         resolved = real if real is not None else real_path(lexical)
         candidates = (lexical, resolved) if resolved != lexical else (lexical,)
         for candidate in candidates:
-            found = _builtin_match(candidate)
+            found = _builtin_match_cached(candidate)
             if found is not None:
                 return found
         if not self.extra:

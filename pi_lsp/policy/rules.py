@@ -166,7 +166,7 @@ class Decision:
     command: CommandVerdict | None = None
 
 
-_INSIDE = Decision("allow", "default", "inside the workspace")
+INSIDE = Decision("allow", "default", "inside the workspace")
 """The decision of most calls (a decision is immutable: one object serves them all)."""
 
 
@@ -183,7 +183,9 @@ def decide(
 
     Judging a bash command runs bash to expand its words (at most ``command_timeout_seconds``):
     call it off the event loop for bash."""
-    real = real_path(scope.path) if scope.path is not None else None
+    real = scope.real
+    if real is None and scope.path is not None:
+        real = real_path(scope.path)
     guarded = protected.match(scope.path, workspace, real) if scope.path is not None else None
     if scope.path is not None and scope.tool in WRITE_TOOLS and guarded is None:
         guarded = git_repository_part(str(scope.path))
@@ -239,6 +241,6 @@ def _default(
         return Decision("ask", "default", f"not a simple read-only command: {verdict.problem}", verdict)
     if scope.kind == "path" and scope.path is not None:
         if workspace.contains(scope.path, real):
-            return _INSIDE
+            return INSIDE
         return Decision("ask", "default", f"{scope.shown} is outside the workspace")
     return Decision("ask", "default", f"no rule covers the {scope.tool} tool")

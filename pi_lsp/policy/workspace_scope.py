@@ -41,6 +41,7 @@ class WorkspaceScope:
         self._lexical: list[Path] = []
         self._roots: list[Path] = []
         self._prefixes: list[str] = []
+        self._exact: frozenset[str] = frozenset()
 
     def _refresh(self) -> None:
         key = tuple(self._folders())
@@ -52,6 +53,7 @@ class WorkspaceScope:
             roots.append(Path(real_path(self.temp_dir)))
         self._roots = roots
         self._prefixes = [str(root).rstrip("/") + "/" for root in roots]
+        self._exact = frozenset(prefix[:-1] for prefix in self._prefixes)
         self._key = key
 
     def folders(self) -> list[Path]:
@@ -69,4 +71,7 @@ class WorkspaceScope:
         a workspace folder or the temp folder (see the module docstring)."""
         self._refresh()
         text = real if real is not None else real_path(path)
-        return any(text == prefix[:-1] or text.startswith(prefix) for prefix in self._prefixes)
+        for prefix in self._prefixes:
+            if text.startswith(prefix):
+                return True
+        return text in self._exact

@@ -12,6 +12,7 @@ file); the snapshot's notices (unsaved buffer) are appended to the text block.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,10 +39,31 @@ class ReadArgs(BaseModel):
     """Arguments of ``read`` (open object: unknown keys are ignored, as in Pi)."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
+    __slots__ = ("_resolved",)  # set by hand_over_resolved_path only (no cost to validation)
 
     path: str = Field(description="Path to the file to read (relative or absolute)")
     offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")
     limit: float | None = Field(default=None, description="Maximum number of lines to read")
+
+    def hand_over_resolved_path(self, cwd: Path, resolved: Path) -> None:
+        """Record that :attr:`path` in ``cwd`` names ``resolved`` (:func:`resolve_read_path`'s
+        answer), as the approval policy judged this call; the tool then reads that file without
+        resolving the path again (issue 21). Taken once, by :meth:`take_resolved_path`."""
+        object.__setattr__(self, "_resolved", (self.path, cwd, resolved))
+
+    def take_resolved_path(self, cwd: Path) -> Path | None:
+        """The path handed over for this call (:meth:`hand_over_resolved_path`) and forget it;
+        ``None`` when none was, or when :attr:`path` or ``cwd`` changed since."""
+        try:
+            path, base, resolved = _RESOLVED.__get__(self)
+        except AttributeError:  # nothing handed over (no policy, or it did not settle the call)
+            return None
+        _RESOLVED.__delete__(self)
+        return resolved if path == self.path and (base is cwd or base == cwd) else None
+
+
+_RESOLVED = ReadArgs.__dict__["_resolved"]
+"""The slot's descriptor: read and cleared without pydantic's ``__getattr__`` (issue 21)."""
 
 
 def _with_notices(text: str, notices: list[str]) -> str:
@@ -65,13 +87,15 @@ class ReadTool(BuiltinTool):
         """Read ``args.path`` (see the module docstring); raise :class:`ToolError` on failure."""
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
-        path = resolve_read_path(args.path, self.env.cwd)
+        env = self.env
+        path = args.take_resolved_path(env.cwd) or resolve_read_path(args.path, env.cwd)
+        files = env.files
         try:
-            await self.env.files.access(path)
+            await files.access(path)
         except OSError as exc:
             raise ToolError(node_style_message(exc, "access", path)) from exc
         try:
-            snapshot = await self.env.files.read(path, ctx)
+            snapshot = await files.read(path, ctx)
         except OSError as exc:
             if os_error_code(exc) == "EISDIR":
                 raise ToolError("EISDIR: illegal operation on a directory, read") from exc

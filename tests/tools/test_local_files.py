@@ -87,6 +87,12 @@ async def test_read_errors_carry_codes(tmp_path: Path) -> None:
         f"ENOENT: no such file or directory, access '{tmp_path / 'missing'}'"
     )
     await files.access(tmp_path)  # like Node: a directory passes access, reading it fails
+    (tmp_path / "plain.txt").write_text("x")
+    with pytest.raises(OSError) as info:
+        await files.access(tmp_path / "plain.txt" / "child")
+    assert node_style_message(info.value, "access") == (
+        f"ENOTDIR: not a directory, access '{tmp_path / 'plain.txt' / 'child'}'"
+    )
 
 
 @needs_root

@@ -106,3 +106,4 @@ def test_read_fallback_prefers_the_existing_plain_path(tmp_path: Path) -> None:
 
 def test_read_fallback_missing_returns_plain_path(tmp_path: Path) -> None:
     assert resolve_read_path("nope's.txt", tmp_path) == tmp_path / "nope's.txt"
+

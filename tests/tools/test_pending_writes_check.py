@@ -29,6 +29,7 @@ def records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(in_place_write, "_fallback_dir_name", lambda: str(tmp_path / "fallback"))
     monkeypatch.setattr(in_place_write, "_dir_names", None)
     monkeypatch.setattr(in_place_write, "_seen_empty", {})
+    monkeypatch.setattr(in_place_write, "_seen_missing", set())
     folder = pending_writes_dir()
     folder.mkdir(parents=True, mode=0o700)
     return folder
@@ -83,3 +84,26 @@ def test_a_killed_write_is_settled_before_the_next_read_after_a_remembered_empty
     target.write_bytes(new[:500] + old[500:])  # torn where the kill hit it
     assert asyncio.run(LocalFileAccess().read(target)).data == old
     assert os.listdir(records) == []
+
+
+def test_a_changed_state_folder_variable_is_followed_at_once(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not pending_writes_waiting()
+    other = tmp_path / "other-state"
+    (other / "pending-writes").mkdir(parents=True)
+    (other / "pending-writes" / "x.json").write_text("{}")
+    monkeypatch.setenv(in_place_write.STATE_DIR_ENV, str(other))  # os.environ changed in place
+    assert pending_writes_waiting()
+    monkeypatch.setenv(in_place_write.STATE_DIR_ENV, str(tmp_path / "state"))
+    assert not pending_writes_waiting()
+
+
+def test_a_folder_missing_at_the_last_check_is_seen_when_it_appears(records: Path, tmp_path: Path) -> None:
+    fallback = tmp_path / "fallback"
+    assert not fallback.exists()
+    assert not pending_writes_waiting()
+    assert not pending_writes_waiting()  # still missing: checked without a stat
+    fallback.mkdir(mode=0o700)
+    (fallback / "y.json").write_text("{}")
+    assert pending_writes_waiting()

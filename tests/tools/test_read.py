@@ -158,6 +158,9 @@ async def test_latin1_text_gets_replacement_characters_and_a_notice(tmp_path: Pa
         (b"\x1f\x8b\x08\x00" + bytes(20), "gzip"),
         (b"SQLite format 3\x00" + bytes(100), "SQLite"),
         (b"plain text then a NUL\x00 byte", "binary data"),
+        (b"x" * 257 + b"ustar\x0000" + bytes(100), "tar archive"),
+        (b"\x00\x00\x00\x18ftypmp42" + bytes(20), "MP4"),
+        (b"a" * 8191 + b"\x00", "binary data"),
     ],
 )
 async def test_binary_files_are_refused(tmp_path: Path, data: bytes, kind: str) -> None:
@@ -165,6 +168,11 @@ async def test_binary_files_are_refused(tmp_path: Path, data: bytes, kind: str) 
     message = await _error(tmp_path, path="f.dat")
     assert "binary" in message and kind in message and f"{len(data)} bytes" in message
     assert "secret.txt" not in message and "NUL" not in message
+
+
+async def test_a_nul_byte_after_the_sniffed_bytes_leaves_a_file_text(tmp_path: Path) -> None:
+    (tmp_path / "late.txt").write_bytes(b"a" * 8192 + b"\x00tail")
+    assert _text(await _read(tmp_path, path="late.txt")).startswith("a" * 100)
 
 
 async def test_png_named_txt_is_an_image(tmp_path: Path) -> None:
@@ -226,6 +234,7 @@ def test_sniffing_rules() -> None:
     assert sniff_image_mime(b"GIF89a") == "image/gif"
     assert sniff_image_mime(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp"
     assert sniff_image_mime(b"BM not really a bitmap header at all") is None
+    assert sniff_image_mime(b"") is None and sniff_image_mime(b"plain text") is None
     png = _png(1, 1)
     apng = png[:33] + struct.pack(">I", 8) + b"acTL" + bytes(8) + b"\x00\x00\x00\x00" + png[33:]
     assert sniff_image_mime(png) == "image/png" and sniff_image_mime(apng) is None

@@ -53,6 +53,12 @@ def test_bytes_window_on_a_long_file_with_the_real_limits(offset: int | None, li
     assert fast == reference
 
 
+@pytest.mark.parametrize("text", ["a\nb\nc", "a\nb\n", "a\nb\nc\n", "abcdef", "abcdefg", "", "\n\n\n"])
+def test_a_whole_file_at_and_over_the_limits(text: str) -> None:
+    # 3 lines and 6 bytes are the limits: at them the whole text is the answer, over them a hint
+    assert _both(text, None, None, 3, 6)[1] == _both(text, None, None, 3, 6)[0]
+
+
 def test_bytes_window_on_one_huge_line() -> None:
     data = b"q" * 200_000 + b"\nend"
     assert utf8_window(data, None, None, "f.txt") == text_window(data.decode(), None, None, "f.txt")

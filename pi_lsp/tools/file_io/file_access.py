@@ -59,13 +59,12 @@ class FileSnapshot:
         version: int | None = None,
         notices: tuple[str, ...] = (),
     ) -> None:
-        assign = object.__setattr__
-        assign(self, "path", path)
-        assign(self, "_real_path", real_path)
-        assign(self, "data", data)
-        assign(self, "source", source)
-        assign(self, "version", version)
-        assign(self, "notices", notices)
+        _set_path(self, path)
+        _set_real_path(self, real_path)
+        _set_data(self, data)
+        _set_source(self, source)
+        _set_version(self, version)
+        _set_notices(self, notices)
 
     @property
     def real_path(self) -> Path:
@@ -98,6 +97,12 @@ class FileSnapshot:
             f"FileSnapshot(path={self.path!r}, real_path={self.real_path!r}, data={self.data!r}, "
             f"source={self.source!r}, version={self.version!r}, notices={self.notices!r})"
         )
+
+
+_set_path, _set_real_path, _set_data, _set_source, _set_version, _set_notices = (
+    FileSnapshot.__dict__[name].__set__ for name in ("path", "_real_path", "data", "source", "version", "notices")
+)
+"""The slots' own setters (``__setattr__`` refuses): a snapshot is built per read (issue 21)."""
 
 
 @dataclass

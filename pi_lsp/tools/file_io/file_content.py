@@ -66,13 +66,22 @@ def binary_kind(data: bytes) -> str | None:
     """
     if data.startswith(_BOM_PREFIXES):
         return None
-    if data.startswith(_LEADING_MAGICS) or any(data.startswith(magic, offset) for offset, magic in _OFFSET_MAGICS):
+    if _has_signature(data):
         for offset, magic, description in _SIGNATURES:  # one matches: the first in order wins
             if data[offset : offset + len(magic)] == magic:
                 return description
-    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+    if data.find(b"\x00", 0, BINARY_SNIFF_BYTES) >= 0:
         return "binary data"
     return None
+
+
+def _has_signature(data: bytes) -> bool:
+    if data.startswith(_LEADING_MAGICS):
+        return True
+    for offset, magic in _OFFSET_MAGICS:
+        if data.startswith(magic, offset):
+            return True
+    return False
 
 
 # binary_kind runs on every read: one C call rules out the leading signatures at once

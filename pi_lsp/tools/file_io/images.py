@@ -65,6 +65,10 @@ def _is_bmp(head: bytes) -> bool:
     return planes == 1 and bits in _BMP_BITS
 
 
+_IMAGE_LEADS = frozenset(b"\xff\x89GRB")
+"""The first byte of every image :func:`sniff_image_mime` knows: JPEG, PNG, GIF, RIFF, BMP."""
+
+
 def sniff_image_mime(head: bytes) -> str | None:
     """The MIME type of a supported image from its first :data:`SNIFF_BYTES` bytes, else ``None``.
 
@@ -73,6 +77,8 @@ def sniff_image_mime(head: bytes) -> str | None:
     (Pi 1.6.0; 0.73.1 took any text starting with ``GIF`` for an image); ``RIFF``..``WEBP``;
     ``BM`` with a sane header (``image/bmp``).
     """
+    if not head or head[0] not in _IMAGE_LEADS:  # most files: ruled out by their first byte
+        return None
     if head.startswith(b"\xff\xd8\xff"):
         return None if len(head) > 3 and head[3] == 0xF7 else "image/jpeg"
     png = _png_kind(head)

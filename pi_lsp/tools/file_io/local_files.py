@@ -30,24 +30,27 @@ INLINE_READ_BYTES = 128 * 1024
 """Files up to this size are read on the event loop; larger ones in a worker thread."""
 
 
-def _access(path: Path, write: bool) -> None:
-    os.stat(path)  # ENOENT, ENOTDIR, ELOOP, EACCES on a parent, with errno and filename
+def _access(path: str, write: bool) -> None:
     mode = os.R_OK | (os.W_OK if write else 0)
-    if not os.access(path, mode):
+    if os.access(path, mode):  # the common case in one system call, without an exception
+        return
+    os.stat(path)  # ENOENT, ENOTDIR, ELOOP, EACCES on a parent, with errno and filename
+    if not os.access(path, mode):  # asked again: the file may have appeared meanwhile
         raise access_denied(path, write=write)
 
 
-def _stat_file(path: Path) -> os.stat_result:
+def _stat_file(path: str) -> os.stat_result:
     info = os.stat(path)
-    if stat.S_ISDIR(info.st_mode):
-        raise node_error("EISDIR", path)
-    refuse_special(path, info.st_mode)
+    if not stat.S_ISREG(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):
+            raise node_error("EISDIR", path)
+        refuse_special(path, info.st_mode)
     return info
 
 
-def _read(path: Path) -> FileSnapshot:
-    data, _info = read_checked_file(path)  # _stat_file refused what is not a file a moment ago
-    return FileSnapshot(path=path, real_path=None, data=data, source="disk")  # resolved if asked for
+def _read(path: Path, text: str) -> FileSnapshot:
+    data, _info = read_checked_file(text)  # _stat_file refused what is not a file a moment ago
+    return FileSnapshot(path, None, data, "disk")  # the real path is resolved if asked for
 
 
 class LocalFileAccess:
@@ -68,16 +71,17 @@ class LocalFileAccess:
 
     async def access(self, path: Path, *, write: bool = False) -> None:
         """Check ``path`` exists and is readable (and writable with ``write``); raise ``OSError``."""
-        _access(path, write)
+        _access(os.fspath(path), write)
 
     async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
         """The bytes of ``path`` on disk as a :class:`FileSnapshot` (``source="disk"``)."""
-        info = _stat_file(path)
+        text = os.fspath(path)  # a str from here on: a Path costs a Python call per system call
+        info = _stat_file(text)
         if pending_writes_waiting():  # a killed process may have left this file half written
-            await asyncio.to_thread(recover_pending_writes, os.path.realpath(path))
+            await asyncio.to_thread(recover_pending_writes, os.path.realpath(text))
         if stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES:
-            return _read(path)
-        return await asyncio.to_thread(_read, path)
+            return _read(path, text)
+        return await asyncio.to_thread(_read, path, text)
 
     async def write(
         self,

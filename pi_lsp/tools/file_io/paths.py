@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from pi_lsp.agent.js_values import js_inspect_string
 from pi_lsp.agent.tool import ToolError
+from pi_lsp.tools.file_io.real_paths import existing_real_path
 
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _NARROW_NO_BREAK_SPACE = "\u202f"
@@ -174,6 +175,21 @@ def resolve_read_path_text(path: str, cwd: str | os.PathLike[str]) -> str:
         if variant != resolved and os.path.exists(variant):
             return variant
     return resolved
+
+
+def read_path_variant(resolved: str) -> tuple[str, str | None]:
+    """read's fallbacks (:func:`resolve_read_path`) for a ``resolved`` path (the output of
+    :func:`resolve_to_cwd_text`) found not to exist, with the real path of the one found:
+    ``(variant, real)`` for the first that exists (``real`` ``None`` when the kernel did not
+    tell, :func:`~pi_lsp.tools.file_io.real_paths.existing_real_path`), else
+    ``(resolved, None)``. For the approval policy, which judges a read by its real path and
+    checks existence with the same look-up (issue 21)."""
+    for variant in _read_path_variants(resolved):
+        if variant != resolved:
+            found, real = existing_real_path(variant)
+            if found:
+                return variant, real
+    return resolved, None
 
 
 def display_path(path: Path, cwd: Path) -> str:

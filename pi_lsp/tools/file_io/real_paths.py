@@ -17,12 +17,15 @@ link ends in `` (deleted)``, no ``O_PATH`` or ``/proc``) the walk above does.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
 _O_PATH = getattr(os, "O_PATH", None)
 _DELETED = " (deleted)"
 _kernel_works = _O_PATH is not None and os.path.isdir("/proc/self/fd")
+_NOT_FOUND = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EACCES, errno.ENAMETOOLONG})
+"""Errors of a path look-up: ``os.stat`` fails with them as ``open(O_PATH)`` does (the same walk)."""
 
 
 def realpath(path: str | os.PathLike[str]) -> str:
@@ -77,3 +80,31 @@ def _ask_kernel(text: str) -> str | None:
     if resolved.startswith("/") and not resolved.endswith(_DELETED):
         return resolved
     return None
+
+
+def existing_real_path(path: str) -> tuple[bool, str | None]:
+    """Whether ``path`` exists, as ``os.path.exists`` answers (symlinks followed), and its real
+    path when the same look-up gives it: ``(True, realpath)``, ``(False, None)``, or
+    ``(True, None)`` when it exists but the kernel did not tell (call :func:`realpath` then).
+
+    The ``O_PATH`` open of the module docstring answers both at once (read's existence check and
+    the policy's real path of the same file, issue 21). An open that fails for another reason
+    than the look-up (no file descriptor left, ...) is answered by ``os.path.exists``.
+    """
+    if not _kernel_works or "\0" in path:
+        return os.path.exists(path), None
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)  # type: ignore[operator]
+    except OSError as exc:
+        return (False, None) if exc.errno in _NOT_FOUND else (os.path.exists(path), None)
+    except ValueError:  # a name the file system encoding cannot hold names no file
+        return False, None
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True, None
+    finally:
+        os.close(fd)
+    if resolved.startswith("/") and not resolved.endswith(_DELETED):
+        return True, resolved
+    return True, None

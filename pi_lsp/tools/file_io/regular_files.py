@@ -67,9 +67,10 @@ def read_checked_file(path: str | Path) -> tuple[bytes, os.stat_result]:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise node_error("EISDIR", path)
-        refuse_special(path, info.st_mode)
+        if not stat.S_ISREG(info.st_mode):
+            if stat.S_ISDIR(info.st_mode):
+                raise node_error("EISDIR", path)
+            refuse_special(path, info.st_mode)
         os.set_blocking(fd, True)
         if 0 < info.st_size <= SMALL_FILE_BYTES:
             data = _read_small(fd, info.st_size)

@@ -150,6 +150,8 @@ def utf8_window(
     are decoded.
     """
     total = data.count(b"\n") + 1
+    if offset is None and limit is None and total <= max_lines and len(data) <= max_bytes:
+        return data.decode("utf-8"), None  # the common case: a whole file within both limits
     start = _start_index(offset, total)
     begin = _skip_lines(data, 0, start) if start else 0
     user_limited: int | None = None
