@@ -108,17 +108,18 @@ class EditorFileAccess:
     async def access(self, path: Path, *, write: bool = False) -> None:
         """Node's ``fs.access`` on disk (``OSError``), except that an open buffer always exists.
 
-        The disk is asked first: a file that passes there passes whether or not the editor holds
-        it, and that check (two ``stat``-like calls) is cheaper than finding the open document by
-        real path, which the ``read`` that follows does anyway (issue 21). Only a file the disk
-        refuses (a buffer not saved yet, a file deleted or made unreadable since it was opened) is
-        looked up among the open documents.
+        The disk is asked first: a file the system grants (one ``access(2)`` call, the one Node's
+        ``fs.access`` makes) passes whether or not the editor holds it, and that is cheaper than
+        finding the open document by real path, which the ``read`` that follows does anyway
+        (issue 21). A file the system refuses (a buffer not saved yet, a file deleted or made
+        unreadable since it was opened) passes when it is open; otherwise ``disk.access`` raises
+        the error the tools report.
         """
-        try:
-            await self.disk.access(path, write=write)
-        except OSError:
-            if self._document(path) is None:
-                raise
+        if os.access(path, os.R_OK | os.W_OK if write else os.R_OK):
+            return
+        if self._document(path) is not None:
+            return
+        await self.disk.access(path, write=write)
 
     async def read(self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True) -> FileSnapshot:
         """The buffer (with the file's BOM, UTF-8 bytes) or the disk, per the state table.
