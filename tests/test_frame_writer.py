@@ -99,3 +99,36 @@ async def test_the_protocol_sends_the_last_events_with_the_response_and_nothing_
     assert len(raw.writes) == 3 and b"after" in raw.writes[2]
     await _settle()
     assert len(raw.writes) == 3
+
+
+async def test_a_response_alone_in_its_step_is_one_write_and_queues_nothing() -> None:
+    from pygls.lsp.server import LanguageServer
+
+    from pi_lsp.daemon.pygls_protocol import RobustLanguageServerProtocol
+    from pi_lsp.editor.lsp_connection import raw_dict_converter
+
+    raw = RawRecorder()
+    server = LanguageServer("frames", "0", protocol_cls=RobustLanguageServerProtocol,
+                            converter_factory=raw_dict_converter)
+    writer = CoalescingWriter(io.BufferedWriter(raw))
+    server.protocol.set_writer(writer)
+    server.protocol._send_response(3, result={"ok": True})
+    assert len(raw.writes) == 1 and b'"id": 3' in raw.writes[0]
+    loop = asyncio.get_running_loop()
+    queued = [h for h in (*loop._scheduled, *loop._ready) if getattr(h, "_callback", None) == writer.flush]
+    assert queued == []  # no flush left for the loop's next iteration
+    server.protocol.notify("pi/event", {"n": 1})  # the next frame still leaves at once
+    assert len(raw.writes) == 2 and b'"n": 1' in raw.writes[1]
+
+
+async def test_write_now_sends_what_was_buffered_before_it_in_the_same_write() -> None:
+    raw = RawRecorder()
+    writer = CoalescingWriter(io.BufferedWriter(raw))
+    writer.write(b"first;")
+    writer.write(b"buffered;")
+    writer.write_now(b"response;")
+    assert raw.writes == [b"first;", b"buffered;response;"]
+    writer.write(b"after;")
+    assert raw.writes == [b"first;", b"buffered;response;", b"after;"]
+    await _settle()
+    assert raw.writes == [b"first;", b"buffered;response;", b"after;"]

@@ -7,8 +7,8 @@ as it starts, then ``tool_execution_end`` and the response when it is done. pygl
 when nothing was written in the current step of the event loop (the client can handle
 ``tool_execution_start`` while the tool runs), and buffers the frames that follow in the same
 step until the loop's next iteration (``loop.call_later(0, ...)``, which runs after the callbacks
-already queued) or until the protocol flushes a response
-(:func:`pi_lsp.daemon.pygls_protocol._is_response`): ``tool_execution_end`` leaves with the
+already queued) or until the protocol writes a response (:meth:`CoalescingWriter.write_now`,
+:func:`pi_lsp.daemon.pygls_protocol._is_response`): ``tool_execution_end`` leaves with the
 response, in one system call, and nothing written after a response joins its write. Frames keep
 their order.
 
@@ -51,6 +51,16 @@ class CoalescingWriter:
             self._stream.flush()
             self._flush_queued = True
             self._loop.call_later(0, self.flush)
+
+    def write_now(self, data: bytes) -> None:
+        """Write one frame and flush it at once, with every frame buffered before it: the frame
+        that ends what a step has to say (the protocol's responses). Nothing is queued for the
+        loop's next iteration on its account, so a request answered in one step costs one
+        ``write`` system call and no further callback (issue 21). Raises ``BrokenPipeError``
+        (the protocol logs it) as :meth:`write` does."""
+        self._stream.write(data)
+        self._stream.flush()
+        self._flush_queued = False  # a flush already queued finds nothing to write, the next frame leaves at once
 
     def flush(self) -> None:
         """Write out every buffered frame now (the next frame is again written at once); never

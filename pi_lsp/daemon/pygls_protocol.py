@@ -114,6 +114,12 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
     """``LanguageServerProtocol`` whose input errors are quiet, whose output is valid JSON and whose
     bookkeeping does not grow with every notification (see the module docstring)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._finished: list[tuple[Any, Any]] = []
+        """(request id, future) of handlers done since the last handler execution."""
+        self._loop_seen: asyncio.AbstractEventLoop | None = None
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         """``data`` (a decoded JSON-RPC object) as pygls's typed message.
 
@@ -127,8 +133,9 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         method = data.get("method")
         if "id" in data and "error" not in data and isinstance(method, str):
             message_type = self.get_message_type(method)
-            fields = {field.name for field in getattr(message_type, "__attrs_attrs__", ())}
-            if message_type is not None and "id" not in fields:
+            if message_type is not None and "id" not in {
+                field.name for field in getattr(message_type, "__attrs_attrs__", ())
+            }:
                 raise JsonRpcInvalidRequest(
                     message=f'Invalid Request: "{method}" is a notification and cannot be sent as a request (with an "id")'
                 )
@@ -201,10 +208,14 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
             )
             frame = header.encode("ascii") + body
         try:
+            response = _is_response(data)
+            if response and (write_now := getattr(self.writer, "write_now", None)) is not None:
+                write_now(frame)  # the response leaves now, with what came before it
+                return
             res = self.writer.write(frame)
-            if inspect.isawaitable(res):
+            if res is not None and inspect.isawaitable(res):
                 asyncio.ensure_future(res)
-            if _is_response(data) and (flush := getattr(self.writer, "flush", None)) is not None:
+            if response and (flush := getattr(self.writer, "flush", None)) is not None:
                 flush()  # a buffering writer: the response leaves now, with what came before it
         except BrokenPipeError:
             logger.warning("cannot send a message: the client closed the pipe")
@@ -240,9 +251,10 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         a ``concurrent.futures.Future`` runs its callbacks inside ``cancel()``, so removing it
         from the callback would change the dict during that iteration.
         """
-        self._forget_finished()
+        if self._finished:
+            self._forget_finished()
         if getattr(getattr(handler, "func", handler), "eager_start", False):
-            future = eager_future(handler(*(args or ()), **(kwargs or {})))
+            future = eager_future(handler(*(args or ()), **(kwargs or {})), self._running_loop())
             if future.done():  # answered in this step: as pygls answers a synchronous handler
                 try:
                     callback(future)
@@ -257,12 +269,13 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         if future is not None:
             future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))
 
-    @property
-    def _finished(self) -> list[tuple[Any, Any]]:
-        finished = self.__dict__.get("_pi_finished")
-        if finished is None:
-            finished = self.__dict__["_pi_finished"] = []
-        return finished
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        """The running event loop (this is its thread), remembered: Python 3.11's
+        ``asyncio.get_running_loop`` makes a ``getpid`` system call each time (issue 21)."""
+        loop = self._loop_seen
+        if loop is None or not loop.is_running():
+            loop = self._loop_seen = asyncio.get_running_loop()
+        return loop
 
     def _forget_finished(self) -> None:
         finished = self._finished

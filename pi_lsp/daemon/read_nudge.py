@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -68,14 +69,15 @@ class ReadNudge:
         self._due = math.inf
         self._timer: asyncio.TimerHandle | None = None
         self._nudging = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
 
     def wrote(self, message: Any) -> None:
         """Note that ``message`` (the attrs object or dict just written) went out."""
         if self._nudging:
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # written outside the event loop (start-up, tests): nothing to nudge
+        loop = self._loop_here()
+        if loop is None:  # written outside the event loop (start-up, tests): nothing to nudge
             return
         now = loop.time()
         self._last_write = now
@@ -90,6 +92,20 @@ class ReadNudge:
         if after > 0 and now - self._last_response < after and trailing > 0:
             self._trailing_left = trailing
             self._owe(loop, now, after)
+
+    def _loop_here(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop running in this thread, or ``None``; remembered, since Python 3.11's
+        ``asyncio.get_running_loop`` makes a ``getpid`` system call and this runs for every
+        message written (issue 21)."""
+        loop = self._loop
+        if loop is not None and self._thread == threading.get_ident() and loop.is_running():
+            return loop
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        self._loop, self._thread = loop, threading.get_ident()
+        return loop
 
     def request_sent(self, future: Any) -> None:
         """Nudge until ``future`` (the pygls future of a request just written) is done."""

@@ -11,8 +11,10 @@ Results go out through :func:`wire`, the project's one serialisation (camelCase,
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, get_args
 
 from lsprotocol import types
@@ -113,7 +115,8 @@ class PiProtocol(RobustLanguageServerProtocol):
 
     def handle_message(self, msg: Any) -> None:
         # the session announced by initialize is built before anything else is handled (issue 21)
-        self._server.start_pending_session()
+        if self._server._pending_start is not None:
+            self._server.start_pending_session()
         super().handle_message(msg)
 
     def reply_sent(self, msg_id: Any) -> "asyncio.Future[None]":
@@ -193,9 +196,7 @@ def _tool_call(method: str, raw: Any, where: str) -> ToolCall:
     if not isinstance(name, str):
         raise invalid_params(method, f"{where}.name must be a string")
     arguments = call.get("arguments", {})
-    from pi_lsp.llm.types import ToolCall
-
-    return ToolCall(id=call_id, name=name, arguments={} if arguments is None else arguments)
+    return _llm_types().ToolCall(id=call_id, name=name, arguments={} if arguments is None else arguments)
 
 
 def parse_execute_tool_call(params: Any) -> ToolCall:
@@ -351,9 +352,16 @@ def request_failed(method: str, message: str) -> JsonRpcException:
 def wire(message: ToolResultMessage) -> JsonResult:
     """A tool result as it goes on the wire (camelCase keys, ``None`` left out); JSON already
     (``model_dump(mode="json")``), so the protocol sends it without cattrs."""
-    from pi_lsp.llm.types import to_wire
+    return JsonResult(_llm_types().to_wire(message))
 
-    return JsonResult(to_wire(message))
+
+@functools.cache
+def _llm_types() -> ModuleType:
+    """:mod:`pi_lsp.llm.types`, imported on the first tool call, not to answer ``initialize``
+    (issue 21); looked up once, since an ``import`` statement costs about a microsecond per run."""
+    import pi_lsp.llm.types
+
+    return pi_lsp.llm.types
 
 
 def tools_listing(tools: dict[str, Any], active: list[str]) -> dict[str, Any]:

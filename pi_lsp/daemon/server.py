@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import functools
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,24 +189,10 @@ class PiLanguageServer(LanguageServer):
         self.exit_code = code
         self.exit_requested.set()
 
-    @contextmanager
-    def tool_request(self, external: bool = False) -> Iterator[AbortSignal]:
+    def tool_request(self, external: bool = False) -> ToolRequest:
         """An abort signal for the tool request being handled, registered for ``$/cancelRequest``
-        (and for ``pi/abort {sessionId: "external"}`` when ``external``)."""
-        from pi_lsp.agent.tool import AbortSignal
-
-        msg_id = self.protocol.msg_id
-        signal = AbortSignal()
-        if msg_id is not None:
-            self.tool_signals[msg_id] = signal
-            if external:
-                self.external_ids.add(msg_id)
-        try:
-            yield signal
-        finally:
-            if msg_id is not None:
-                self.tool_signals.pop(msg_id, None)
-                self.external_ids.discard(msg_id)
+        (and for ``pi/abort {sessionId: "external"}`` when ``external``) while the ``with`` block runs."""
+        return ToolRequest(self, self.protocol.msg_id, external)
 
     def abort_external(self) -> int:
         """Abort every running ``pi/executeToolCall(s)``; return how many were aborted."""
@@ -391,14 +377,61 @@ class PiLanguageServer(LanguageServer):
         """Every approval decision: into the agent session's journal when the call belongs to a
         ``pi/prompt`` session, and into the daemon's log (:func:`log_decision`: routine allows at
         DEBUG, everything else at INFO)."""
-        from pi_lsp.daemon.session_journal import SessionJournal
-        from pi_lsp.policy.approvals import log_decision
-
-        log_decision(logger, entry)
+        _session_modules().log_decision(logger, entry)
         self.plain.on_approval(entry)
         session_id = entry.get("sessionId")
         if self.host is not None and isinstance(session_id, str) and session_id in self.agents.sessions:
+            from pi_lsp.daemon.session_journal import SessionJournal
+
             SessionJournal(session_id, self.host.env.cwd).record(entry)
+
+
+class ToolRequest:
+    """``with server.tool_request(...) as signal``: see :meth:`PiLanguageServer.tool_request`.
+
+    A class rather than a ``contextlib.contextmanager`` generator: it is entered once per tool
+    call (issue 21: a generator, its wrapper object and their frames cost more than the registration).
+    """
+
+    __slots__ = ("_server", "_msg_id", "_external")
+
+    def __init__(self, server: PiLanguageServer, msg_id: Any, external: bool) -> None:
+        self._server = server
+        self._msg_id = msg_id
+        self._external = external
+
+    def __enter__(self) -> AbortSignal:
+        signal = _session_modules().AbortSignal()
+        msg_id = self._msg_id
+        if msg_id is not None:
+            self._server.tool_signals[msg_id] = signal
+            if self._external:
+                self._server.external_ids.add(msg_id)
+        return signal
+
+    def __exit__(self, *exc_info: object) -> None:
+        msg_id = self._msg_id
+        if msg_id is not None:
+            self._server.tool_signals.pop(msg_id, None)
+            self._server.external_ids.discard(msg_id)
+
+
+class _SessionModules:
+    """What the per-call code of this module uses from modules loaded with the session (not
+    needed to answer ``initialize``), looked up once: an ``import`` statement in a function costs
+    about a microsecond each time it runs (issue 21)."""
+
+    def __init__(self) -> None:
+        from pi_lsp.agent.tool import AbortSignal
+        from pi_lsp.policy.approvals import log_decision
+
+        self.AbortSignal = AbortSignal
+        self.log_decision = log_decision
+
+
+@functools.cache
+def _session_modules() -> _SessionModules:
+    return _SessionModules()
 
 
 def _supports_configuration(caps: types.ClientCapabilities | None) -> bool:
@@ -421,6 +454,9 @@ def create_server() -> PiLanguageServer:
     server = PiLanguageServer()
     for module in (lifecycle, document_sync, tool_calls, agent_runs, change_review, plain_lsp, editor_knowledge):
         for method, *options, handler in module.FEATURES:
+            if getattr(handler, "eager_start", False):
+                # bound here: pygls would wrap it in one more coroutine to pass the server (issue 21)
+                handler = functools.partial(handler, server)
             server.feature(method, *options)(handler)
     for name in plain_lsp.COMMANDS:
         server.command(name)(plain_lsp.command_handler(name))

@@ -106,7 +106,17 @@ class EditorFileAccess:
     # -- FileAccess ---------------------------------------------------------------------------
 
     async def access(self, path: Path, *, write: bool = False) -> None:
-        """An open buffer always exists; otherwise Node's ``fs.access`` on disk (``OSError``)."""
+        """Node's ``fs.access`` on disk (``OSError``), except that an open buffer always exists.
+
+        The disk is asked first: a file the system grants (one ``access(2)`` call, the one Node's
+        ``fs.access`` makes) passes whether or not the editor holds it, and that is cheaper than
+        finding the open document by real path, which the ``read`` that follows does anyway
+        (issue 21). A file the system refuses (a buffer not saved yet, a file deleted or made
+        unreadable since it was opened) passes when it is open; otherwise ``disk.access`` raises
+        the error the tools report.
+        """
+        if os.access(path, os.R_OK | os.W_OK if write else os.R_OK):
+            return
         if self._document(path) is not None:
             return
         await self.disk.access(path, write=write)
@@ -118,9 +128,14 @@ class EditorFileAccess:
         ``ctx.session_id`` (a later ``write`` to a dirty buffer needs it) unless ``remember`` is
         false (a read on the host's behalf, such as the change journal's, is not the model's).
         """
-        state, document = await self.state_of(path)
-        if document is None or state is DocState.CLEAN_DISK_NEWER:
+        # state_of's rows inline: one document lookup, one stat, no coroutine (issue 21)
+        document = self._document(path)
+        if document is None:
             return await self.disk.read(path, ctx)
+        if not _disk_unchanged(document):
+            newer = await asyncio.to_thread(self.store.check_disk, document)
+            if newer and not document.dirty:  # open, clean, disk newer: the disk is the truth
+                return await self.disk.read(path, ctx)
         data = document.data()
         notices = (UNSAVED_NOTICE,) if document.dirty else ()
         real_path = document.real_path or Path(os.path.realpath(path))  # store.get matched it by real path

@@ -93,16 +93,21 @@ def test_answering_initialize_does_not_import_the_session(tmp_path: Path) -> Non
     probe = r"""
 import sys
 from pi_lsp.daemon.frame_writer import CoalescingWriter
-write = CoalescingWriter.write
-def first_write(self, data):
+write, write_now = CoalescingWriter.write, CoalescingWriter.write_now  # frames; responses
+def report_loaded():
     loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pydantic" or m.startswith((
         "pi_lsp.tools", "pi_lsp.agent.tool", "pi_lsp.daemon.tool_host", "pi_lsp.daemon.settings",
         "pi_lsp.policy", "pi_lsp.changes", "pi_lsp.llm.types", "pi_lsp.daemon.commands",
         "pi_lsp.daemon.code_actions", "pi_lsp.daemon.change_actions")))
     sys.stderr.write("LOADED " + " ".join(loaded) + "\n")
-    CoalescingWriter.write = write
+    CoalescingWriter.write, CoalescingWriter.write_now = write, write_now
+def first_write(self, data):
+    report_loaded()
     return write(self, data)
-CoalescingWriter.write = first_write
+def first_write_now(self, data):
+    report_loaded()
+    return write_now(self, data)
+CoalescingWriter.write, CoalescingWriter.write_now = first_write, first_write_now
 from pi_lsp.cli import main
 sys.exit(main([]))
 """
