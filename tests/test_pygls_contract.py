@@ -200,6 +200,28 @@ def test_a_json_result_is_sent_byte_identical_to_pygls_without_cattrs() -> None:
         unstructured.clear()
 
 
+def test_a_json_text_result_is_put_into_pyglss_frame_as_it_is() -> None:
+    # JsonText (a tool result pydantic wrote to JSON, issue 21): the frame is pygls's own frame for
+    # the same value, the result's bytes in place of pygls's encoding of it, and a valid frame
+    import json
+
+    from pi_lsp.daemon.pygls_protocol import JsonText
+
+    server, frames = _recording_server()
+    protocol = server.protocol
+    result = {"content": [{"type": "text", "text": "é\n\"x\" \u2028"}], "isError": False}
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode()
+    for msg_id in (7, "id-1"):
+        JsonRPCProtocol._send_response(protocol, msg_id, result=result)  # pygls's own path
+        protocol._send_response(msg_id, result=JsonText(text))
+        own_head, own_body = frames[-2].split(b"\r\n\r\n", 1)
+        head, body = frames[-1].split(b"\r\n\r\n", 1)
+        assert head == f"Content-Length: {len(body)}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8".encode()
+        assert json.loads(body) == json.loads(own_body) == {"id": msg_id, "jsonrpc": "2.0", "result": result}
+        prefix = own_body[: own_body.index(b'"result": ') + len(b'"result": ')]
+        assert body == prefix + text + b"}"
+
+
 async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as_a_task() -> None:
     # issue 21: a marked coroutine handler runs its first step while the request is handled; done
     # there, it is answered at once (no task); waiting, it goes on as the request's task

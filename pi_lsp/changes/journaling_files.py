@@ -49,10 +49,12 @@ class JournalingFileAccess:
     async def access(self, path: Path, *, write: bool = False) -> None:
         await self.inner.access(path, write=write)
 
-    async def read(self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True) -> FileSnapshot:
+    async def read(
+        self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True, real_path: str | None = None
+    ) -> FileSnapshot:
         if not remember:  # on a tool's behalf (the language tools' lookups), not the model's read
             return await peek(self.inner, path)
-        return await self.inner.read(path, ctx)
+        return await self.inner.read(path, ctx, real_path=real_path)
 
     async def write_files(
         self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None

@@ -88,6 +88,18 @@ class JsonResult(dict):  # type: ignore[type-arg]
     __slots__ = ()
 
 
+class JsonText:
+    """A request's result written as JSON text already (``data``: UTF-8 bytes of one JSON value,
+    e.g. :func:`pi_lsp.llm.types.to_wire_json`'s). The protocol puts it into the response frame as
+    it is: nothing is converted, copied into dicts or encoded again (issue 21). Only for methods
+    without an LSP result type (``pi/*``)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 def eager_start(handler: Any) -> Any:
     """Mark the coroutine request handler ``handler`` to start at once, not as a task (issue 21).
 
@@ -183,22 +195,32 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
     def _send_response(self, msg_id: Any, result: Any | None = None, error: Any | None = None) -> None:
         """pygls's ``_send_response``; a :class:`JsonResult` goes out without cattrs (the same
         ``{"id", "jsonrpc", "result"}`` object pygls's converter builds from it)."""
-        if error is None and type(result) is JsonResult and msg_id not in self._result_types:
-            self._send_data({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": result})
-            return
+        if error is None and msg_id not in self._result_types:
+            if type(result) is JsonResult:
+                self._send_data({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": result})
+                return
+            if type(result) is JsonText:  # the frame pygls would write, with the result's own text
+                head = json_text.dumps({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": None})
+                self._write_frame(head[: -len("null}")].encode(self.CHARSET) + result.data + b"}", response=True)
+                return
         super()._send_response(msg_id, result, error)
 
     def _send_data(self, data: Any) -> None:
         """Serialise ``data`` (an attrs message or a plain dict) and write one frame."""
         if not data:
             return
-        if self.writer is None:
-            logger.error("cannot send a message: no transport")
-            return
         try:
             body = json_text.dumps(data, default=self._serialize_message).encode(self.CHARSET)
         except (TypeError, ValueError, RecursionError):
             logger.exception("a message could not be serialised; it was not sent")
+            return
+        self._write_frame(body, response=_is_response(data))
+
+    def _write_frame(self, body: bytes, *, response: bool) -> None:
+        """Write one message's JSON ``body`` (bytes) with its headers; a ``response`` leaves at once
+        (:func:`_is_response`)."""
+        if self.writer is None:
+            logger.error("cannot send a message: no transport")
             return
         frame = body
         if self._include_headers:
@@ -208,7 +230,6 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
             )
             frame = header.encode("ascii") + body
         try:
-            response = _is_response(data)
             if response and (write_now := getattr(self.writer, "write_now", None)) is not None:
                 write_now(frame)  # the response leaves now, with what came before it
                 return

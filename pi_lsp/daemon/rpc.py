@@ -22,7 +22,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
-from pi_lsp.daemon.pygls_protocol import JsonResult, RobustLanguageServerProtocol
+from pi_lsp.daemon.pygls_protocol import JsonResult, JsonText, RobustLanguageServerProtocol
 from pi_lsp.daemon.read_nudge import DEFAULT_AFTER_SECONDS, DEFAULT_TRAILING, NUDGE, ReadNudge
 
 if TYPE_CHECKING:  # imported where used: answering ``initialize`` needs none of them (issue 21)
@@ -353,6 +353,17 @@ def wire(message: ToolResultMessage) -> JsonResult:
     """A tool result as it goes on the wire (camelCase keys, ``None`` left out); JSON already
     (``model_dump(mode="json")``), so the protocol sends it without cattrs."""
     return JsonResult(_llm_types().to_wire(message))
+
+
+def wire_text(message: ToolResultMessage) -> JsonText | JsonResult:
+    """:func:`wire` as JSON text (:func:`pi_lsp.llm.types.to_wire_json`: the same values, no dict
+    built, compact), the result of ``pi/executeToolCall``; :func:`wire` for text pydantic cannot
+    write as UTF-8 (a lone surrogate)."""
+    types = _llm_types()
+    try:
+        return JsonText(types.to_wire_json(message))
+    except ValueError:
+        return JsonResult(types.to_wire(message))
 
 
 @functools.cache

@@ -318,8 +318,9 @@ class DocumentStore:
         document.client_dirty_version = version if version is not None else document.version
         return document
 
-    def get(self, path: Path) -> Document | None:
-        """The open document of ``path`` (compared by real path), or ``None``.
+    def get(self, path: Path, real_path: str | None = None) -> Document | None:
+        """The open document of ``path`` (compared by real path: ``real_path`` when the caller
+        knows it from this moment, else resolved here), or ``None``.
 
         When several URIs name the file, the most recently opened one wins.
         """
@@ -328,7 +329,7 @@ class DocumentStore:
             index = self._by_real = {str(d.real_path): d for d in self._docs.values() if d.real_path is not None}
         if not index:
             return None
-        return index.get(realpath(path))  # on every tool call: the kernel's answer, no Path built
+        return index.get(realpath(path) if real_path is None else real_path)  # the kernel's answer, no Path built
 
     def by_uri(self, uri: str) -> Document | None:
         """The document of ``uri`` exactly as the client sent it, or ``None``."""

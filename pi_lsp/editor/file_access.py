@@ -83,11 +83,12 @@ class EditorFileAccess:
 
     # -- state --------------------------------------------------------------------------------
 
-    def _document(self, path: Path) -> Document | None:
-        """The open document of ``path`` when the editor route is possible at all."""
+    def _document(self, path: Path, real_path: str | None = None) -> Document | None:
+        """The open document of ``path`` (whose real path is ``real_path`` when known) when the
+        editor route is possible at all."""
         if not self.connection.features.apply_edit:
             return None
-        return self.store.get(path)
+        return self.store.get(path, real_path)
 
     async def state_of(self, path: Path) -> tuple[DocState, Document | None]:
         """The design.md section 3 row of ``path`` (checking the disk fingerprint in a thread)."""
@@ -121,7 +122,9 @@ class EditorFileAccess:
             return
         await self.disk.access(path, write=write)
 
-    async def read(self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True) -> FileSnapshot:
+    async def read(
+        self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True, real_path: str | None = None
+    ) -> FileSnapshot:
         """The buffer (with the file's BOM, UTF-8 bytes) or the disk, per the state table.
 
         A dirty buffer carries :data:`UNSAVED_NOTICE`. The buffer version read is remembered for
@@ -129,7 +132,7 @@ class EditorFileAccess:
         false (a read on the host's behalf, such as the change journal's, is not the model's).
         """
         # state_of's rows inline: one document lookup, one stat, no coroutine (issue 21)
-        document = self._document(path)
+        document = self._document(path, real_path)
         if document is None:
             return await self.disk.read(path, ctx)
         if not _disk_unchanged(document):
@@ -138,12 +141,12 @@ class EditorFileAccess:
                 return await self.disk.read(path, ctx)
         data = document.data()
         notices = (UNSAVED_NOTICE,) if document.dirty else ()
-        real_path = document.real_path or Path(os.path.realpath(path))  # store.get matched it by real path
+        real = document.real_path or Path(os.path.realpath(path))  # store.get matched it by real path
         if remember:
-            self._seen[(ctx.session_id if ctx else "external", real_path)] = document.version
+            self._seen[(ctx.session_id if ctx else "external", real)] = document.version
         return FileSnapshot(
             path=path,
-            real_path=real_path,
+            real_path=real,
             data=data,
             source="buffer",
             version=document.version,

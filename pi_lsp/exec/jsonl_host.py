@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import gc
 import logging
 import os
@@ -55,7 +54,7 @@ from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
 from pi_lsp.llm import json_text
-from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire
+from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire, to_wire_json
 from pi_lsp.policy.approvals import log_decision
 from pi_lsp.tools.leftovers import clean_leftovers
 from pi_lsp.tools.shell.processes import become_child_subreaper
@@ -340,29 +339,21 @@ def encode_line(obj: Answer) -> bytes:
     """One answer as a JSON line (with its ``\\n``): compact, non-ASCII as UTF-8, always valid JSON
     (a non-finite number is ``null``, as ``JSON.stringify`` writes it).
 
-    A :class:`ToolResultMessage` is serialised by pydantic straight to JSON (the same values as
-    :func:`~pi_lsp.llm.types.to_wire`, in a third of the time: issue 21); text pydantic cannot
-    write as UTF-8 (a lone surrogate from a ``\\ud800`` escape in the input) and every dict go
-    through :func:`pi_lsp.llm.json_text.dumps`, escaped to ASCII where UTF-8 cannot carry it.
+    A :class:`ToolResultMessage` is serialised by pydantic straight to JSON
+    (:func:`~pi_lsp.llm.types.to_wire_json`, issue 21); text pydantic cannot write as UTF-8 (a
+    lone surrogate from a ``\\ud800`` escape in the input) and every dict go through
+    :func:`pi_lsp.llm.json_text.dumps`, escaped to ASCII where UTF-8 cannot carry it.
     """
     if isinstance(obj, ToolResultMessage):
         try:
-            return _result_serializer().to_json(obj, by_alias=True, exclude_none=True) + b"\n"
-        except ValueError:  # pydantic_core.PydanticSerializationError: not writable as UTF-8
+            return to_wire_json(obj) + b"\n"
+        except ValueError:  # not writable as UTF-8
             obj = to_wire(obj)
     try:
         data = json_text.dumps(obj, ensure_ascii=False, separators=COMPACT).encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes in the input
         data = json_text.dumps(obj, separators=COMPACT).encode("ascii")
     return data + b"\n"
-
-
-@functools.cache
-def _result_serializer() -> Any:
-    """ToolResultMessage's pydantic serializer, once built (the models are ``defer_build``: until
-    then the class holds a stand-in that looks the real one up on every use)."""
-    ToolResultMessage.model_rebuild()
-    return ToolResultMessage.__pydantic_serializer__
 
 
 def write_line(out: BinaryIO, obj: Answer) -> None:

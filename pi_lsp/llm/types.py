@@ -10,6 +10,7 @@ Timestamps are integer epoch **milliseconds** (:func:`now_ms`).
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Annotated, Any, Literal, Union
 
@@ -149,3 +150,22 @@ Message = Annotated[
 def to_wire(model: BaseModel) -> dict[str, Any]:
     """Serialise a wire model the one way the project does: JSON mode, camelCase, no ``None``."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def to_wire_json(model: BaseModel) -> bytes:
+    """:func:`to_wire` written straight to JSON text by pydantic: UTF-8 bytes, compact (no spaces,
+    as JavaScript's ``JSON.stringify``), a non-finite number as ``null``. The same values as
+    ``json.dumps(to_wire(model))`` in about a third of the time (issue 21).
+
+    Raises ``ValueError`` (``pydantic_core.PydanticSerializationError``) for text UTF-8 cannot
+    carry (a lone surrogate from a ``\\ud800`` escape): callers then write :func:`to_wire`'s dict.
+    """
+    return _serializer(type(model)).to_json(model, by_alias=True, exclude_none=True)
+
+
+@functools.cache
+def _serializer(cls: type[BaseModel]) -> Any:
+    """``cls``'s pydantic serializer, once built: a ``defer_build`` model's class attribute is a
+    stand-in until then, which looks the real one up on every use."""
+    cls.model_rebuild()
+    return cls.__pydantic_serializer__

@@ -260,7 +260,7 @@ class ApprovalPolicy:
         if scope.tool in READ_ONLY_TOOLS:
             args = ctx.args
             if scope.real is not None and decision.action == "allow" and type(args) is ReadArgs:
-                args.hand_over_resolved_path(cwd, scope.path)  # type: ignore[arg-type]
+                args.hand_over_resolved_path(cwd, scope.path, scope.real)  # type: ignore[arg-type]
         elif not (decision.command is not None and decision.action == "allow"):
             self.sandbox.invalidate()  # it may create files: rescan what to mask next time
         return None

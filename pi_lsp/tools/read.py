@@ -45,21 +45,22 @@ class ReadArgs(BaseModel):
     offset: float | None = Field(default=None, description="Line number to start reading from (1-indexed)")
     limit: float | None = Field(default=None, description="Maximum number of lines to read")
 
-    def hand_over_resolved_path(self, cwd: Path, resolved: Path) -> None:
+    def hand_over_resolved_path(self, cwd: Path, resolved: Path, real: str) -> None:
         """Record that :attr:`path` in ``cwd`` names ``resolved`` (:func:`resolve_read_path`'s
-        answer), as the approval policy judged this call; the tool then reads that file without
-        resolving the path again (issue 21). Taken once, by :meth:`take_resolved_path`."""
-        object.__setattr__(self, "_resolved", (self.path, cwd, resolved))
+        answer), whose real path is ``real``, as the approval policy judged this call; the tool
+        then reads that file without resolving the path again, and an editor finds its open
+        document by ``real`` (issue 21). Taken once, by :meth:`take_resolved_path`."""
+        object.__setattr__(self, "_resolved", (self.path, cwd, resolved, real))
 
-    def take_resolved_path(self, cwd: Path) -> Path | None:
-        """The path handed over for this call (:meth:`hand_over_resolved_path`) and forget it;
-        ``None`` when none was, or when :attr:`path` or ``cwd`` changed since."""
+    def take_resolved_path(self, cwd: Path) -> tuple[Path, str] | None:
+        """``(resolved path, real path)`` handed over for this call (:meth:`hand_over_resolved_path`)
+        and forget it; ``None`` when none was, or when :attr:`path` or ``cwd`` changed since."""
         try:
-            path, base, resolved = _RESOLVED.__get__(self)
+            path, base, resolved, real = _RESOLVED.__get__(self)
         except AttributeError:  # nothing handed over (no policy, or it did not settle the call)
             return None
         _RESOLVED.__delete__(self)
-        return resolved if path == self.path and (base is cwd or base == cwd) else None
+        return (resolved, real) if path == self.path and (base is cwd or base == cwd) else None
 
 
 _RESOLVED = ReadArgs.__dict__["_resolved"]
@@ -88,14 +89,15 @@ class ReadTool(BuiltinTool):
         if ctx.signal.aborted:
             raise ToolError(ABORTED_MESSAGE)
         env = self.env
-        path = args.take_resolved_path(env.cwd) or resolve_read_path(args.path, env.cwd)
+        handed = args.take_resolved_path(env.cwd)
+        path, real = handed if handed is not None else (resolve_read_path(args.path, env.cwd), None)
         files = env.files
         try:
             await files.access(path)
         except OSError as exc:
             raise ToolError(node_style_message(exc, "access", path)) from exc
         try:
-            snapshot = await files.read(path, ctx)
+            snapshot = await files.read(path, ctx, real_path=real)
         except OSError as exc:
             if os_error_code(exc) == "EISDIR":
                 raise ToolError("EISDIR: illegal operation on a directory, read") from exc

@@ -39,6 +39,20 @@ async def test_an_open_buffer_is_what_read_returns(make_editor, tmp_path: Path) 
     assert "[Unsaved changes in the editor" in text
 
 
+async def test_a_read_through_a_symlink_finds_the_open_buffer_and_follows_a_re_pointed_link(make_editor, tmp_path: Path) -> None:
+    # the policy resolves the link and hands its real path to the read (issue 21): the open
+    # document is found by it, and a link re-pointed between two reads is resolved anew
+    (tmp_path / "a.txt").write_text("disk a\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("disk b\n", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to("a.txt")
+    editor: FakeEditor = await make_editor()
+    editor.open("a.txt", text="typed in a\n")
+    assert editor.result_text(await editor.call("read", {"path": "link.txt"})).startswith("typed in a\n\n\n[Unsaved changes")
+    (tmp_path / "link.txt").unlink()
+    (tmp_path / "link.txt").symlink_to("b.txt")
+    assert editor.result_text(await editor.call("read", {"path": "link.txt"})) == "disk b\n"
+
+
 async def test_unknown_tool_and_bad_arguments_are_error_results(make_editor) -> None:
     editor: FakeEditor = await make_editor()
     missing = await editor.call("teleport", {})

@@ -72,16 +72,17 @@ async def test_a_path_changed_by_a_later_hook_is_resolved_by_the_tool(session: S
 
 def test_a_handed_over_path_is_taken_once_and_only_for_the_same_path_and_folder(tmp_path: Path) -> None:
     args = ReadArgs.model_validate({"path": "a.txt"})
+    a, real = tmp_path / "a.txt", str(tmp_path / "real" / "a.txt")
     assert args.take_resolved_path(tmp_path) is None
-    args.hand_over_resolved_path(tmp_path, tmp_path / "a.txt")
-    assert args.take_resolved_path(tmp_path) == tmp_path / "a.txt"
+    args.hand_over_resolved_path(tmp_path, a, real)
+    assert args.take_resolved_path(tmp_path) == (a, real)
     assert args.take_resolved_path(tmp_path) is None
-    args.hand_over_resolved_path(tmp_path, tmp_path / "a.txt")
+    args.hand_over_resolved_path(tmp_path, a, real)
     assert args.take_resolved_path(tmp_path / "sub") is None  # another working directory
-    args.hand_over_resolved_path(tmp_path, tmp_path / "a.txt")
+    args.hand_over_resolved_path(tmp_path, a, real)
     args.path = "b.txt"
     assert args.take_resolved_path(tmp_path) is None
-    args.hand_over_resolved_path(tmp_path, tmp_path / "b.txt")
+    args.hand_over_resolved_path(tmp_path, tmp_path / "b.txt", str(tmp_path / "b.txt"))
     assert args == ReadArgs(path="b.txt") and args.model_dump() == {"path": "b.txt", "offset": None, "limit": None}
     assert args.model_copy().take_resolved_path(tmp_path) is None  # a copy is another call's args
 

@@ -271,7 +271,7 @@ async def test_path_fallback_and_at_prefix(tmp_path: Path) -> None:
 class _DirtyBufferFiles(LocalFileAccess):
     """Disk content plus the notice an editor adds for an unsaved buffer."""
 
-    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+    async def read(self, path: Path, ctx: ToolContext | None = None, *, real_path: str | None = None) -> FileSnapshot:
         snapshot = await super().read(path, ctx)
         return FileSnapshot(
             path=snapshot.path, real_path=snapshot.real_path, data=snapshot.data, source="buffer",

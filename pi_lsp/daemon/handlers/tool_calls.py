@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 
 @eager_start  # a small read is answered without a task (issue 21)
-async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]:
+async def execute_tool_call(ls: PiLanguageServer, params: Any) -> Any:
     """The ``pi/executeToolCall`` handler."""
     call = rpc.parse_execute_tool_call(params)
     host = ls.require_host()
@@ -34,7 +34,7 @@ async def execute_tool_call(ls: PiLanguageServer, params: Any) -> dict[str, Any]
         result = await host.pipeline.execute(
             call, signal=signal, session_id=rpc.EXTERNAL_SESSION, emit=_tool_events(ls)
         )
-    return rpc.wire(result)
+    return rpc.wire_text(result)
 
 
 @eager_start

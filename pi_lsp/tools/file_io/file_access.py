@@ -146,12 +146,14 @@ class FileAccess(Protocol):
         """
         ...
 
-    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
+    async def read(self, path: Path, ctx: ToolContext | None = None, *, real_path: str | None = None) -> FileSnapshot:
         """Return the true content of ``path`` (buffer or disk, design.md section 3).
 
         ``ctx`` identifies the session that reads (the editor records which buffer versions a
-        session has seen, so a later ``write`` to a dirty buffer can be allowed). Raises
-        ``OSError`` when the file cannot be read (``EISDIR`` for a directory).
+        session has seen, so a later ``write`` to a dirty buffer can be allowed). ``real_path``:
+        the real path of ``path`` when the caller found it moments ago in this call (the policy
+        judged it), so an editor need not resolve it again to find the open document; ``None``:
+        resolved here. Raises ``OSError`` when the file cannot be read (``EISDIR`` for a directory).
         """
         ...
 

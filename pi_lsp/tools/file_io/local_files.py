@@ -73,8 +73,9 @@ class LocalFileAccess:
         """Check ``path`` exists and is readable (and writable with ``write``); raise ``OSError``."""
         _access(os.fspath(path), write)
 
-    async def read(self, path: Path, ctx: ToolContext | None = None) -> FileSnapshot:
-        """The bytes of ``path`` on disk as a :class:`FileSnapshot` (``source="disk"``)."""
+    async def read(self, path: Path, ctx: ToolContext | None = None, *, real_path: str | None = None) -> FileSnapshot:
+        """The bytes of ``path`` on disk as a :class:`FileSnapshot` (``source="disk"``; ``real_path``
+        is not needed on disk)."""
         text = os.fspath(path)  # a str from here on: a Path costs a Python call per system call
         info = _stat_file(text)
         if pending_writes_waiting():  # a killed process may have left this file half written
