@@ -5,7 +5,8 @@
 :class:`ToolPipeline` with the chosen active tools and the approval policy as its first
 ``beforeToolCall`` hook. There is no user to ask: ``approvals`` (``"allow"``/``"deny"``) is the
 answer wherever the policy would ask; deny rules and protected paths apply either way.
-:meth:`LocalToolSession.close` ends every process group and removes the temp folder.
+:meth:`LocalToolSession.close` ends every process group and removes the temp folder. ``command``
+(``exec`` or ``mcp``) names the command in the hint a call of an inactive tool gets.
 """
 
 from __future__ import annotations
@@ -44,9 +45,14 @@ def active_names(spec: str | None, known: list[str]) -> list[str]:
     return names
 
 
-def _exec_inactive_hint(name: str, active: list[str]) -> str:
-    """How to make ``name`` active in ``pi-lsp exec`` (:attr:`ToolPipeline.inactive_hint`)."""
-    return f"({name} is not active: start pi-lsp exec with --tools {','.join([*active, name])} or --tools all)"
+def tools_option_hint(command: str) -> Callable[[str, list[str]], str]:
+    """How to make a tool active in ``pi-lsp {command}`` (exec, mcp): its ``--tools`` value
+    (:attr:`~pi_lsp.agent.pipeline.ToolPipeline.inactive_hint`)."""
+
+    def hint(name: str, active: list[str]) -> str:
+        return f"({name} is not active: start pi-lsp {command} with --tools {','.join([*active, name])} or --tools all)"
+
+    return hint
 
 
 class LocalToolSession:
@@ -61,6 +67,7 @@ class LocalToolSession:
         journal: Callable[[dict[str, Any]], None],
         reason: str,
         temp_prefix: str = "pi-lsp-exec-",
+        command: str = "exec",
     ) -> None:
         self.processes = ProcessRegistry()
         self.temp_dir = create_session_temp(temp_prefix, process_tag=self.processes.token)
@@ -74,7 +81,7 @@ class LocalToolSession:
         except UnknownTools:
             remove_session_temp(self.temp_dir)
             raise
-        self.pipeline.inactive_hint = _exec_inactive_hint
+        self.pipeline.inactive_hint = tools_option_hint(command)
         self.policy = ApprovalPolicy(self.env, [t.name for t in tools], journal=journal, unavailable_reason=reason)
         self.policy.configure(fallback="allow" if approvals == "allow" else "deny")
         self.pipeline.add_before_hook(self.policy, first=True)

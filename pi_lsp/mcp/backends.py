@@ -67,7 +67,7 @@ class LocalBackend:
             cwd, tools_spec=tools_spec, approvals=approvals,
             journal=lambda entry: log_decision(logger, entry),
             reason=f"pi-lsp mcp has no editor to ask (--approvals {approvals})",
-            temp_prefix="pi-lsp-mcp-",
+            temp_prefix="pi-lsp-mcp-", command="mcp",
         )
         self.description = (
             f"No editor's pi-lsp daemon serves {cwd}: tools run on the filesystem (files the editor "

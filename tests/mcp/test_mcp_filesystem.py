@@ -44,12 +44,16 @@ async def test_read_edit_and_errors_in_pis_words(tmp_path: Path) -> None:
         missing = await session.call_tool("edit", {"path": "a.txt", "edits": [{"oldText": "nope", "newText": "x"}]})
         invalid = await session.call_tool("read", {})
         second = await session.call_tool("read", {"path": "a.txt"})
+        inactive = await session.call_tool("grep", {"pattern": "a"})
     assert not first.is_error and text_of(first).startswith("alpha\nbeta\n")
     assert "the filesystem" in text_of(first)  # the first result says where the tools run
     assert "the filesystem" not in text_of(second)
     assert not edited.is_error and (tmp_path / "a.txt").read_text() == "alpha\ngamma\n"
     assert missing.is_error and text_of(missing).startswith("Could not find the exact text in a.txt.")
     assert invalid.is_error and 'Validation failed for tool "read"' in text_of(invalid)
+    assert inactive.is_error and text_of(inactive) == (  # the hint names this command's option
+        "Tool grep not found (grep is not active: start pi-lsp mcp with --tools read,bash,edit,write,grep or --tools all)"
+    )
 
 
 async def test_bash_reports_progress(tmp_path: Path) -> None:
