@@ -6,6 +6,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -223,10 +224,23 @@ def test_lines_read_together_are_answered_in_order_around_one_that_waits(tmp_pat
 
 def test_an_unwritable_stdout_ends_the_session_with_status_1(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
-    read_end, write_end = os.pipe()
-    os.close(read_end)  # nobody reads the answers: the first write fails with EPIPE
+    data = jl(*({"id": str(n), "name": "read", "arguments": {"path": "a.txt"}} for n in range(3)))
+    # a socket whose peer is gone (not watched for its reader): the first write fails with EPIPE
+    ours, theirs = socket.socketpair()
+    theirs.close()
     try:
-        data = jl(*({"id": str(n), "name": "read", "arguments": {"path": "a.txt"}} for n in range(3)))
+        done = subprocess.run(
+            exec_argv(tmp_path), input=data.encode(), stdout=ours.fileno(), stderr=subprocess.PIPE,
+            timeout=TIMEOUT, cwd=REPO,
+        )
+    finally:
+        ours.close()
+    assert done.returncode == 1
+    assert b"cannot write the answer" in done.stderr
+    # a pipe whose reader is gone before the first answer: noticed without writing
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
         done = subprocess.run(
             exec_argv(tmp_path), input=data.encode(), stdout=write_end, stderr=subprocess.PIPE,
             timeout=TIMEOUT, cwd=REPO,
@@ -234,4 +248,31 @@ def test_an_unwritable_stdout_ends_the_session_with_status_1(tmp_path: Path) -> 
     finally:
         os.close(write_end)
     assert done.returncode == 1
-    assert b"cannot write the answer" in done.stderr
+    assert b"nobody reads the answers any more" in done.stderr or b"cannot write the answer" in done.stderr
+
+
+def test_the_reader_of_the_answers_going_away_ends_a_running_call_at_once(tmp_path: Path) -> None:
+    # `pi-lsp exec < lines | head -1`: head exits after the first answer while a long bash call
+    # runs; exec notices the pipe's reader is gone, ends the command and exits 1 (it used to wait
+    # for the call: here 60 s)
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(exec_argv(tmp_path), stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE, cwd=REPO)
+    os.close(write_end)
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(jl({"id": "r", "name": "read", "arguments": {"path": "a.txt"}},
+                            {"id": "s", "name": "bash", "arguments": {"command": "touch started; sleep 60"}}).encode())
+        proc.stdin.flush()
+        with os.fdopen(read_end, "rb") as answers:
+            assert json.loads(answers.readline())["toolCallId"] == "r"
+            deadline = time.monotonic() + 30
+            while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        # the reader is closed now, stdin still open: only the closed pipe can end the session
+        assert proc.wait(timeout=30) == 1
+        assert b"nobody reads the answers any more" in proc.stderr.read()
+        assert subprocess.run(["pgrep", "-f", "sleep 60"], capture_output=True).returncode == 1  # the command ended
+    finally:
+        proc.kill()
+        proc.wait()

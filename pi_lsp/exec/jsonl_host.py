@@ -18,7 +18,9 @@ is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``): every call runs 
 answer is flushed as soon as it is written, as compact JSON (no spaces, like JavaScript's
 ``JSON.stringify``; non-ASCII characters written as UTF-8).
 
-At end of input it finishes the running line, ends every process group the tools started (it is a
+When stdout is a pipe whose reader goes away (``| head -1``), the running line is aborted and
+the session ends with status 1, without waiting for that line to finish
+(:mod:`~pi_lsp.exec.output_watch`). At end of input it finishes the running line, ends every process group the tools started (it is a
 child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
 (bash spill files) and exits 0. SIGINT/SIGTERM/SIGHUP abort the running line (its calls still get
 their ``Operation aborted`` results), then the same clean-up, exit status 130/143/129. At start it
@@ -53,6 +55,7 @@ from pi_lsp.agent.eager import CANCELLED, RETURNED, WAITING, first_step, settled
 from pi_lsp.agent.pipeline import ToolPipeline
 from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
+from pi_lsp.exec.output_watch import watch_reader_gone
 from pi_lsp.llm import json_text
 from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire, to_wire_json
 from pi_lsp.policy.approvals import log_decision
@@ -393,17 +396,27 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     out = sys.stdout.buffer
     server = LineServer(loop, lambda line: answer(pipeline, line, session), lambda obj: write_line(out, obj))
     reader: LineReader | None = None
+    gone: list[bool] = []
+
+    def output_gone() -> None:  # `| head -1` exited: abort the running line, as a signal would
+        print("pi-lsp exec: nobody reads the answers any more (stdout closed); stopping", file=sys.stderr)
+        gone.append(True)
+        session.abort("stdout closed")
+
+    unwatch = watch_reader_gone(loop, out.fileno(), output_gone)
     try:
         session.on_abort(server.stop)
         reader = LineReader(loop, sys.stdin.fileno(), server.add, server.end)
         status = await server.finished
     finally:
+        if unwatch is not None:
+            unwatch()
         if reader is not None:
             reader.close()
         for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
         await tools.close(include_children=subreaper)
-    return 128 + stopped[0] if stopped else status
+    return 128 + stopped[0] if stopped else 1 if gone else status
 
 
 def main(argv: list[str] | None = None) -> int:
