@@ -72,7 +72,7 @@
 
 (defun pi-lsp--ask-next ()
   "Show the oldest queued question unless one is shown already."
-  (when (and (not pi-lsp--ask-active) pi-lsp--ask-queue)
+  (when (and (not pi-lsp--ask-active) pi-lsp--ask-queue (not pi-lsp--exiting))
     (let ((ask (pop pi-lsp--ask-queue))
           (followers (pi-lsp-transcript-followers))  ; the minibuffer restores window points
           (value nil))
@@ -130,7 +130,10 @@
       (if queued
           (progn (setq pi-lsp--ask-queue (delq ask pi-lsp--ask-queue))
                  (pi-lsp-reply (pi-lsp--ask-conn ask) (pi-lsp--ask-deferred ask) (pi-lsp--ask-deny-value ask)))
-        (run-at-time 0 nil (lambda () (when (eq pi-lsp--ask-active ask) (throw ask :withdrawn)))))
+        ;; not while Emacs exits: the throw would unwind `kill-emacs' (C-x C-c at the prompt)
+        (unless pi-lsp--exiting
+          (run-at-time 0 nil (lambda () (when (and (eq pi-lsp--ask-active ask) (not pi-lsp--exiting))
+                                          (throw ask :withdrawn))))))
       (message "pi-lsp: %s" (pi-lsp--withdraw-text (plist-get params :reason) (pi-lsp--ask-timeout-ms ask)))
       (force-mode-line-update t))))
 

@@ -251,8 +251,14 @@ Signals `user-error' outside a project."
     (jsonrpc-shutdown conn)
     (setq pi-lsp--connections (delq conn pi-lsp--connections))))
 
+(defvar pi-lsp--exiting nil
+  "Non-nil once Emacs is exiting (`kill-emacs-hook' ran `pi-lsp-stop-all').
+Nothing may then throw out of the code that runs meanwhile: a question the server withdraws while
+`pi-lsp-stop' waits for it would unwind `kill-emacs' itself, and Emacs would not exit.")
+
 (defun pi-lsp-stop-all ()
   "Shut every connection down (on `kill-emacs-hook')."
+  (setq pi-lsp--exiting t)
   (mapc (lambda (conn) (ignore-errors (pi-lsp-stop conn))) pi-lsp--connections))
 
 (add-hook 'kill-emacs-hook #'pi-lsp-stop-all)

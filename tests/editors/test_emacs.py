@@ -200,6 +200,11 @@ class Tmux:
         print(f"  screen showed {what} after {time.monotonic() - started:.1f} s")
         return screen
 
+    def running(self) -> bool:
+        """Whether the program still runs (its tmux session ends when it exits)."""
+        done = subprocess.run([self.tmux, "-S", self.socket, "has-session", "-t", "pi"], capture_output=True, timeout=30)
+        return done.returncode == 0
+
     def close(self) -> None:
         subprocess.run([self.tmux, "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
 
@@ -283,3 +288,33 @@ def test_invalid_settings_in_one_message_and_a_prompt_from_outside_names_its_wor
     outside.write_text("notes\n", encoding="utf-8")
     _batch_scenario_passes(emacs, tmp_path, ws, "pi-lsp-outside-test.el", "emacs outside/settings",
                            PI_TEST_OUTSIDE=str(outside))
+
+
+def test_quitting_emacs_at_an_approval_prompt_quits(tmp_path: Path) -> None:
+    """C-x C-c while an approval waits in the minibuffer: after "exit anyway? yes" Emacs exits.
+    It used to stay open: shutting the server down withdrew the question, and the withdrawal's
+    throw out of the minibuffer unwound `kill-emacs' itself."""
+    emacs = _require("emacs", "emacs-nox")
+    ws = _workspace(tmp_path, {"notes.txt": "notes\n"})
+    (ws / "build").mkdir()
+    make_shim(tmp_path / "bin")
+    replay = Replay(SESSIONS / "emacs_approvals.jsonl")
+    env = editor_env(tmp_path, shim_dir=tmp_path / "bin", PI_LSP_EMACS_DIR=str(EMACS_DIR),
+                     PI_TEST_URL=replay.url, PI_TEST_RESULT=str(tmp_path / "result.json"))
+    tty = Tmux(tmp_path, ["timeout", str(EDITOR_TIMEOUT_SECONDS), emacs, "-nw", "-Q", "-l",
+                          str(EMACS_DIR / "tests" / "pi-lsp-tty-test.el")], cwd=ws, env=env)
+    try:
+        tty.wait_for(lambda s: PROMPT_MARK in s, "the first approval prompt")
+        tty.keys("C-x", "C-c")
+        deadline = time.monotonic() + 60
+        while tty.running() and "exit anyway?" not in tty.screen() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if tty.running() and "exit anyway?" in tty.screen():  # a process that asks before it is killed
+            tty.keys("yes", "Enter")
+        while tty.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not tty.running(), f"Emacs is still running:\n{tty.screen()}"
+    finally:
+        tty.close()
+        replay.stop()
+    assert (ws / "build").exists()  # the question was never answered: nothing ran
