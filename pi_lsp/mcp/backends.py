@@ -120,7 +120,8 @@ async def open_backend(
 
     ``editor`` (``--editor``) keeps only daemons whose client name contains it or whose pid it is;
     none matching raises :class:`NoSuchEditor` (the user asked for an editor: no silent fallback to
-    the filesystem). A daemon that refuses or cannot be reached is logged and the next one tried.
+    the filesystem). A daemon that refuses or cannot be reached is logged and the next one tried;
+    when several serve ``cwd`` and ``editor`` is not given, a warning names them all.
     """
     daemons, refused = find_daemons(cwd, editor=editor)
     for reason in refused:
@@ -128,6 +129,12 @@ async def open_backend(
     if editor and not daemons:
         running = ", ".join(f"{e.client or 'an editor'} (pid {e.pid})" for e in find_daemons(cwd)[0]) or "none"
         raise NoSuchEditor(f"no pi-lsp daemon of an editor matching --editor {editor!r} serves {cwd} (running: {running})")
+    if len(daemons) > 1 and not editor:  # say which one, and how to pick another
+        running = ", ".join(f"{e.client or 'an editor'} (pid {e.pid})" for e in daemons)
+        logger.warning(
+            "%d editors' pi-lsp daemons serve %s: %s; using the most recently active one first "
+            "(--editor NAME or --editor PID picks another)", len(daemons), cwd, running,
+        )
     for entry in daemons:
         try:
             return DaemonBackend(await DaemonClient.connect(entry, timeout_seconds=connect_timeout_seconds))

@@ -6,6 +6,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TextIO
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -14,13 +15,16 @@ from tests.e2e.daemon_support import server_env
 
 
 @asynccontextmanager
-async def mcp_session(cwd: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
-    """An initialised MCP ``ClientSession`` to ``python -m pi_lsp mcp --cwd cwd *args``."""
+async def mcp_session(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, errlog: TextIO | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialised MCP ``ClientSession`` to ``python -m pi_lsp mcp --cwd cwd *args``; the
+    server's stderr goes to ``errlog`` (a real file) when given."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "pi_lsp", "mcp", "--cwd", str(cwd), *args],
         env=env or server_env(), cwd=str(cwd),
     )
-    async with stdio_client(params) as (read, write):
+    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session

@@ -94,3 +94,26 @@ async def test_the_socket_goes_away_with_the_daemon(make_editor: Any, tmp_path: 
 
 def test_runtime_dir_is_the_tests_own() -> None:
     assert "pi-lsp-test-runtime-" in os.environ["PI_LSP_RUNTIME_DIR"]
+
+
+async def test_two_editors_on_one_folder_are_named_and_the_choice_is_said(make_editor: Any, tmp_path: Path) -> None:
+    # a new user ran two Neovims on one folder: pi-lsp mcp picked one without a word
+    (tmp_path / "a.txt").write_text("a\n")
+    first = await make_editor(tmp_path)
+    second = await make_editor(tmp_path)
+    for _ in range(200):
+        if len(find_daemons(tmp_path)[0]) == 2:
+            break
+        await asyncio.sleep(0.05)
+    pids = {entry.pid for entry in find_daemons(tmp_path)[0]}
+    assert pids == {first.process.pid, second.process.pid}
+    with open(tmp_path / "mcp.err", "w+") as errlog:
+        async with mcp_session(tmp_path, env=None, errlog=errlog) as session:
+            result = await session.call_tool("read", {"path": "a.txt"})
+        errlog.seek(0)
+        stderr = errlog.read()
+    assert not result.is_error, text_of(result)
+    assert "2 editors' pi-lsp daemons serve" in stderr and "--editor NAME or --editor PID" in stderr, stderr
+    assert all(f"(pid {pid})" in stderr for pid in pids), stderr
+    chosen = [pid for pid in pids if f"(pid {pid}):" in text_of(result)]
+    assert len(chosen) == 1, text_of(result)  # the first result names the daemon that ran it
