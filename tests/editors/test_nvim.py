@@ -129,6 +129,14 @@ def test_approval_prompt_esc_denies_at_once_and_read_only_has_a_default(nvim: st
     assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
+def test_keys_typed_as_the_approval_prompt_appears_are_not_answers_and_land_where_typed(
+        nvim: str, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
+    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_approval.lua", session="nvim_approvals.jsonl",
+                            after_startup=True)
+    assert not (ws / "denied.txt").exists()
+
+
 def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path) -> None:
     ws, replay_stderr = scenario_passes(nvim, tmp_path, "approval_timeout.lua", session="nvim_approval_timeout.jsonl")
     assert not (ws / "late.txt").exists()

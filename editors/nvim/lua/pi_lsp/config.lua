@@ -23,6 +23,10 @@ M.defaults = {
   --- How long `vim.ui.select` may take to answer an approval before it counts as no answer
   --- (the server then applies `pi.approvals.fallback`).
   approval_timeout_ms = 120000,
+  --- The type-ahead guard of the approval prompt and the edit review (`pi_lsp.typeahead`): a
+  --- prompt takes keys as answers only once no key has arrived for this long; keys typed before
+  --- are given back to Neovim when it closes. 0 turns the guard off.
+  prompt_guard_ms = 500,
   --- How the transcript opens: a command run before showing the buffer (`botright split`,
   --- `vsplit`, `tabnew`...). The transcript window is not entered.
   transcript_split = 'botright 12split',
@@ -54,6 +58,7 @@ local TYPES = {
   settings = 'table',
   debounce_text_changes = 'number',
   approval_timeout_ms = 'number',
+  prompt_guard_ms = 'number',
   transcript_split = 'string',
   log_lines = 'number',
   autostart = 'boolean',
