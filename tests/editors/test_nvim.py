@@ -186,6 +186,12 @@ def test_review_before_apply_accepts_and_rejects_hunks_in_the_float(nvim: str, t
     assert not (ws / "notes.txt").exists()
 
 
+def test_keys_typed_as_the_review_appears_decide_nothing_and_land_where_typed(nvim: str, tmp_path: Path) -> None:
+    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_review.lua", session="nvim_review.jsonl", after_startup=True)
+    assert not (ws / "notes.txt").exists()
+    assert 'return "bye"' in (ws / "greet.py").read_text(encoding="utf-8")
+
+
 def test_a_review_nobody_answers_is_withdrawn_and_writes_nothing(nvim: str, tmp_path: Path) -> None:
     ws, _ = scenario_passes(nvim, tmp_path, "review_timeout.lua", session="nvim_review_timeout.jsonl")
     assert 'return "hi"' in (ws / "greet.py").read_text(encoding="utf-8")
