@@ -214,6 +214,10 @@ def test_invalid_settings_are_all_shown_once_and_pi_says_the_model_is_invalid(nv
     scenario_passes(nvim, tmp_path, "invalid_settings.lua")
 
 
+def test_bad_setup_options_are_reported_once_and_the_valid_ones_kept(nvim: str, tmp_path: Path) -> None:
+    scenario_passes(nvim, tmp_path, "bad_setup.lua")
+
+
 def test_a_prompt_from_a_file_outside_names_the_workspace_it_went_to(nvim: str, tmp_path: Path) -> None:
     outside = tmp_path / "x" / "a.txt"
     outside.parent.mkdir()
