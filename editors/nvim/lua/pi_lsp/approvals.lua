@@ -74,7 +74,7 @@ local function render(prompt)
   if held then
     table.insert(lines, ' ' .. held .. left)
   else
-    table.insert(lines, ' 1-' .. #prompt.actions .. ' or o/s/d choose · <Esc>/q deny' .. left)
+    table.insert(lines, ' 1-' .. #prompt.actions .. ' or ' .. (prompt.hint or 'o/s/d choose · <Esc>/q deny') .. left)
   end
   vim.bo[prompt.buf].modifiable = true
   api.nvim_buf_set_lines(prompt.buf, 0, -1, false, lines)
@@ -103,7 +103,7 @@ local function action_of_key(prompt, key)
   if n and prompt.actions[n] then
     return n
   end
-  local word = WORDS[key]
+  local word = (prompt.words or WORDS)[key]
   for i, action in ipairs(prompt.actions) do
     local name = (tostring(action.id or '') .. ' ' .. tostring(action.title or '')):lower()
     if word and name:find(word, 1, true) then
@@ -243,6 +243,22 @@ function M.server_gone()
     prompt.withdrawn = { approvalId = prompt.id, reason = 'the server exited', decision = 'deny' }
     close(prompt)
   end
+end
+
+--- A yes/no question of the plugin's own (e.g. `T` in :PiChanges) in the same guarded prompt:
+--- `title`, `message` (strings), `yes` (the title of the action that goes ahead). Keys: `1`/`y`
+--- go ahead, `2`/`n`, `<Esc>`, `q` cancel; nothing is preselected. Waits up to
+--- `approval_timeout_ms`; returns true only when the user chose to go ahead.
+function M.confirm(title, message, yes)
+  local prompt = {
+    title = title,
+    message = message,
+    actions = { { id = 'yes', title = yes }, { id = 'no', title = 'Cancel' } },
+    words = { y = 'yes', n = 'no' },
+    hint = 'y/n choose · <Esc>/q cancel',
+  }
+  local action = ask(prompt, require('pi_lsp.config').get().approval_timeout_ms)
+  return action ~= nil and action.id == 'yes'
 end
 
 --- `window/showMessageRequest`: the same prompt with the request's actions (no default);
