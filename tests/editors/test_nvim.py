@@ -137,6 +137,10 @@ def test_keys_typed_as_the_approval_prompt_appears_are_not_answers_and_land_wher
     assert not (ws / "denied.txt").exists()
 
 
+def test_a_float_withdrawn_before_it_is_armed_gives_the_held_keys_back(nvim: str, tmp_path: Path) -> None:
+    scenario_passes(nvim, tmp_path, "typeahead_withdrawn.lua")
+
+
 def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path) -> None:
     ws, replay_stderr = scenario_passes(nvim, tmp_path, "approval_timeout.lua", session="nvim_approval_timeout.jsonl")
     assert not (ws / "late.txt").exists()
