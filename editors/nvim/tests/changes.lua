@@ -167,6 +167,10 @@ H.run(function()
   H.check('nothing is preselected', not question:find('›', 1, true), question)
   H.check('q cancelled: notes.txt is still there', H.uv.fs_stat('notes.txt') ~= nil)
   H.check('and still listed as created', row_of('notes.txt  created') ~= nil, changes.lines())
+  -- T under :normal (feedkeys 'x'): Neovim answers the prompt's reads with <Esc>: it cancels at once
+  press('T', 'notes.txt  created')
+  H.check('T under :normal cancelled: notes.txt is still there', H.uv.fs_stat('notes.txt') ~= nil)
+  H.check('and no question is left open', require('pi_lsp.approvals').current == nil)
   -- T again, y: everything listed; the created file is deleted, the conflict reported again
   press_t('notes.txt  created')
   H.check('T asked again', #asked == 2, #asked)

@@ -16,10 +16,19 @@
 --- go back unchanged; plain characters (numbers from `getchar()`) are escaped for the typeahead.
 ---
 --- Once armed, every key is an answer, as before.
+---
+--- One exception: under `:normal` or `nvim_feedkeys(..., 'x')` Neovim answers every read with
+--- <Esc> once its typeahead is used up, without end. More than `MAX_BURST` keys in one wait tick
+--- (20 ms) ending in <Esc> is that, not typing: the guard arms and the float gets the <Esc> (it
+--- dismisses: deny, cancel), and those <Esc>s are not given back.
 local M = {}
 
 local api = vim.api
 local uv = vim.uv or vim.loop
+
+--- Keys in one wait tick beyond which an <Esc> means Neovim has no typed key to give (`:normal`).
+local MAX_BURST = 100
+local ESC = 27
 
 --- A guard's state: `{guard_ms, armed, last (uv.now() of the last key or the opening, ms), held}`.
 local Guard = {}
@@ -32,12 +41,13 @@ function M.new(guard_ms)
     guard_ms = require('pi_lsp.config').get().prompt_guard_ms
   end
   guard_ms = math.max(0, tonumber(guard_ms) or 0)
-  return setmetatable({ guard_ms = guard_ms, armed = guard_ms == 0, last = uv.now(), held = {} }, Guard)
+  return setmetatable({ guard_ms = guard_ms, armed = guard_ms == 0, last = uv.now(), held = {}, burst = 0 }, Guard)
 end
 
 --- Call on every wait tick: arms the guard once `guard_ms` passed without a key. Returns true
 --- when it became armed just now (the float redraws its footer).
 function Guard:tick()
+  self.burst = 0
   if not self.armed and uv.now() - self.last >= self.guard_ms then
     self.armed = true
     return true
@@ -49,6 +59,15 @@ end
 --- (not armed yet: it is not an answer), false when the float should handle it.
 function Guard:hold(code)
   if self.armed then
+    return false
+  end
+  self.burst = self.burst + 1
+  if self.burst > MAX_BURST and code == ESC then
+    -- `:normal`'s endless <Esc>: drop them, arm, and let the float take this one (dismiss)
+    while self.held[#self.held] == ESC do
+      table.remove(self.held)
+    end
+    self.armed = true
     return false
   end
   table.insert(self.held, code)
