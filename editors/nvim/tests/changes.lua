@@ -165,6 +165,7 @@ H.run(function()
     and question:find('every change of session ', 1, true) and question:find('[1] Undo everything listed', 1, true)
     and question:find('[2] Cancel', 1, true) and question:find('y/n choose', 1, true), question)
   H.check('nothing is preselected', not question:find('›', 1, true), question)
+  H.check('the status line does not say the agent waits', asked[1] and asked[1].status == '', asked[1] and asked[1].status)
   H.check('q cancelled: notes.txt is still there', H.uv.fs_stat('notes.txt') ~= nil)
   H.check('and still listed as created', row_of('notes.txt  created') ~= nil, changes.lines())
   -- T under :normal (feedkeys 'x'): Neovim answers the prompt's reads with <Esc>: it cancels at once

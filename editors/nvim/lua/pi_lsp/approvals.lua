@@ -32,9 +32,10 @@ local NS = api.nvim_create_namespace('pi_lsp_approval')
 --- or nil (`guard`: its `pi_lsp.typeahead` guard; `guard.armed` once keys are answers).
 M.current = nil
 
---- Status for statuslines: the title of the question waiting for the user, else nil.
+--- Status for statuslines: the title of the server's question waiting for the user, else nil
+--- (the plugin's own questions, `M.confirm`, are not the agent waiting).
 function M.waiting()
-  return M.current and M.current.title or nil
+  return M.current and not M.current.own and M.current.title or nil
 end
 
 local ESC, CTRL_C, CR = 27, 3, 13
@@ -256,6 +257,7 @@ function M.confirm(title, message, yes)
     actions = { { id = 'yes', title = yes }, { id = 'no', title = 'Cancel' } },
     words = { y = 'yes', n = 'no' },
     hint = 'y/n choose · <Esc>/q cancel',
+    own = true,
   }
   local action = ask(prompt, require('pi_lsp.config').get().approval_timeout_ms)
   return action ~= nil and action.id == 'yes'
