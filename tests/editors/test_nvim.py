@@ -129,6 +129,18 @@ def test_approval_prompt_esc_denies_at_once_and_read_only_has_a_default(nvim: st
     assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
+def test_keys_typed_as_the_approval_prompt_appears_are_not_answers_and_land_where_typed(
+        nvim: str, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
+    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_approval.lua", session="nvim_approvals.jsonl",
+                            after_startup=True)
+    assert not (ws / "denied.txt").exists()
+
+
+def test_a_float_withdrawn_before_it_is_armed_gives_the_held_keys_back(nvim: str, tmp_path: Path) -> None:
+    scenario_passes(nvim, tmp_path, "typeahead_withdrawn.lua")
+
+
 def test_approval_prompt_closes_on_the_server_timeout(nvim: str, tmp_path: Path) -> None:
     ws, replay_stderr = scenario_passes(nvim, tmp_path, "approval_timeout.lua", session="nvim_approval_timeout.jsonl")
     assert not (ws / "late.txt").exists()
@@ -178,6 +190,12 @@ def test_review_before_apply_accepts_and_rejects_hunks_in_the_float(nvim: str, t
     assert not (ws / "notes.txt").exists()
 
 
+def test_keys_typed_as_the_review_appears_decide_nothing_and_land_where_typed(nvim: str, tmp_path: Path) -> None:
+    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_review.lua", session="nvim_review.jsonl", after_startup=True)
+    assert not (ws / "notes.txt").exists()
+    assert 'return "bye"' in (ws / "greet.py").read_text(encoding="utf-8")
+
+
 def test_a_review_nobody_answers_is_withdrawn_and_writes_nothing(nvim: str, tmp_path: Path) -> None:
     ws, _ = scenario_passes(nvim, tmp_path, "review_timeout.lua", session="nvim_review_timeout.jsonl")
     assert 'return "hi"' in (ws / "greet.py").read_text(encoding="utf-8")
@@ -198,6 +216,10 @@ def test_steer_queue_and_cancel_a_prompt_while_the_agent_runs(nvim: str, tmp_pat
 
 def test_invalid_settings_are_all_shown_once_and_pi_says_the_model_is_invalid(nvim: str, tmp_path: Path) -> None:
     scenario_passes(nvim, tmp_path, "invalid_settings.lua")
+
+
+def test_bad_setup_options_are_reported_once_and_the_valid_ones_kept(nvim: str, tmp_path: Path) -> None:
+    scenario_passes(nvim, tmp_path, "bad_setup.lua")
 
 
 def test_a_prompt_from_a_file_outside_names_the_workspace_it_went_to(nvim: str, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ local uv = H.uv
 
 H.run(function()
   require('pi_lsp').setup({
+    prompt_guard_ms = 50, -- the type-ahead guard, small: the scripted user waits for it
     settings = { baseUrl = vim.env.PI_TEST_URL, model = 'replay', maxRetries = 0, approvals = { timeoutSeconds = 60 } },
   })
   local keys, n = { '<Esc>', '<CR>' }, 0

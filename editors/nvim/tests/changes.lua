@@ -3,13 +3,15 @@
 -- (<CR> on its line opens :PiChanges); the review lists both files and the hunks as the user sees them; `k` keeps a hunk; `u` undoes one
 -- hunk (the other stays); `:undo` in the file brings the agent's hunk back (applied again); `<CR>`
 -- opens the file at a hunk; the user types inside the other hunk, then `U` undoes the first hunk
--- again and reports the typed one as a conflict, the user's text intact; `T` takes the rest of the
--- session back (the created file is deleted).
+-- again and reports the typed one as a conflict, the user's text intact; `T` asks first (the
+-- approval prompt: `q` cancels, nothing is undone), then `y` takes the rest of the session back (the
+-- created file is deleted).
 local H = dofile(vim.env.PI_TEST_HELPERS)
 local api = vim.api
 
 H.run(function()
   require('pi_lsp').setup({
+    prompt_guard_ms = 50, -- the type-ahead guard of T's question, small: the scripted user waits for it
     settings = {
       baseUrl = vim.env.PI_TEST_URL,
       model = 'replay',
@@ -38,6 +40,18 @@ H.run(function()
     api.nvim_set_current_win(vim.fn.bufwinid(changes.buffer()))
     api.nvim_win_set_cursor(0, { row or 1, 0 })
     api.nvim_feedkeys(api.nvim_replace_termcodes(key, true, false, true), 'mx', false)
+    return settle()
+  end
+  -- T asks in the approval prompt, which reads the user's keys while it waits; under feedkeys'
+  -- `x` (:normal) Neovim answers every read with <Esc>, so T's own function is called, as its
+  -- mapping calls it, with the cursor on `text`
+  local function press_t(text)
+    local row = row_of(text)
+    H.check('row to press T on: ' .. text, row ~= nil, changes.lines())
+    api.nvim_set_current_win(vim.fn.bufwinid(changes.buffer()))
+    api.nvim_win_set_cursor(0, { row or 1, 0 })
+    H.check('T is mapped in the changes buffer', vim.fn.maparg('T', 'n') ~= '')
+    changes.undo_all()
     return settle()
   end
 
@@ -139,8 +153,28 @@ H.run(function()
   H.note('restart_ms', (H.uv.hrtime() - t0) / 1e6)
   H.check('the open buffer is attached to the new server', #H.clients(greet) == 1, H.clients(greet))
 
-  -- T: everything listed; the created file is deleted, the conflict reported again
+  -- T: asks first; q cancels and nothing changes
+  local answers, n = { 'q', 'y' }, 0
+  local asked = H.approver(function()
+    n = n + 1
+    return answers[n]
+  end)
+  press_t('notes.txt  created')
+  local question = table.concat(asked[1] and asked[1].lines or {}, '\n')
+  H.check('T asks before undoing', question:find('Undo everything listed?', 1, true)
+    and question:find('every change of session ', 1, true) and question:find('[1] Undo everything listed', 1, true)
+    and question:find('[2] Cancel', 1, true) and question:find('y/n choose', 1, true), question)
+  H.check('nothing is preselected', not question:find('›', 1, true), question)
+  H.check('the status line does not say the agent waits', asked[1] and asked[1].status == '', asked[1] and asked[1].status)
+  H.check('q cancelled: notes.txt is still there', H.uv.fs_stat('notes.txt') ~= nil)
+  H.check('and still listed as created', row_of('notes.txt  created') ~= nil, changes.lines())
+  -- T under :normal (feedkeys 'x'): Neovim answers the prompt's reads with <Esc>: it cancels at once
   press('T', 'notes.txt  created')
+  H.check('T under :normal cancelled: notes.txt is still there', H.uv.fs_stat('notes.txt') ~= nil)
+  H.check('and no question is left open', require('pi_lsp.approvals').current == nil)
+  -- T again, y: everything listed; the created file is deleted, the conflict reported again
+  press_t('notes.txt  created')
+  H.check('T asked again', #asked == 2, #asked)
   H.check('T deletes the created file', H.uv.fs_stat('notes.txt') == nil)
   H.check('T reports it', row_of('reverted 0 hunk(s) · notes.txt: deleted') ~= nil, changes.lines())
   H.check("T keeps the user's text", H.text(greet) == typed, H.text(greet))

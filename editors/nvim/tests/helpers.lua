@@ -107,7 +107,14 @@ function H.transcript_has(pattern)
   return false
 end
 
---- The user at the approval prompt: every 20 ms, when a prompt is on screen that was not handled
+--- True when `float` (an approval prompt or a review, or nil) is on screen and armed: its
+--- type-ahead guard (`pi_lsp.typeahead`) takes keys as answers now.
+function H.armed(float)
+  return float ~= nil and float.win ~= nil and api.nvim_win_is_valid(float.win)
+    and float.guard ~= nil and float.guard.armed
+end
+
+--- The user at the approval prompt: every 20 ms, when an armed prompt is on screen that was not handled
 --- yet, record what its window shows and the status line text (`{lines, id, status, prompt}`) and type `keys_for(record)` (a key string
 --- for nvim_input, or nil to leave it). Returns the list of records.
 function H.approver(keys_for)
@@ -116,7 +123,7 @@ function H.approver(keys_for)
   local timer = H.uv.new_timer()
   timer:start(20, 20, vim.schedule_wrap(function()
     local prompt = require('pi_lsp.approvals').current
-    if not prompt or prompt == handled or not prompt.win or not api.nvim_win_is_valid(prompt.win) then
+    if not H.armed(prompt) or prompt == handled then
       return
     end
     handled = prompt
@@ -264,6 +271,55 @@ function H.run(fn)
     H.check('no Lua error', false, err)
   end
   finish()
+end
+
+--- Run a scenario that lets Neovim's main loop process typed keys (run it with `after_startup`):
+--- `fn(done)` starts things and returns; the scenario ends when `done()` is called (from a
+--- timer or callback). Errors in `fn` or in callbacks wrapped by `H.guarded` fail a check.
+function H.run_async(fn)
+  vim.defer_fn(function()
+    H.check('the scenario finished within 75 s', false)
+    finish()
+  end, 75000)
+  local ok, err = xpcall(fn, debug.traceback, finish)
+  if not ok then
+    H.check('no Lua error', false, err)
+    finish()
+  end
+end
+
+--- `fn` wrapped so that a Lua error fails a check and ends the scenario (for callbacks of
+--- `H.run_async` scenarios).
+function H.guarded(fn)
+  return function(...)
+    local ok, err = xpcall(fn, debug.traceback, ...)
+    if not ok then
+      H.check('no Lua error', false, err)
+      finish()
+    end
+  end
+end
+
+--- A user typing `keys` (a list of nvim_input key strings) one every `every_ms`; `on_done` runs
+--- after the last one.
+function H.type_slowly(keys, every_ms, on_done)
+  local i = 0
+  local timer = H.uv.new_timer()
+  timer:start(every_ms, every_ms, vim.schedule_wrap(function()
+    i = i + 1
+    if keys[i] then
+      api.nvim_input(keys[i])
+    end
+    if i >= #keys then
+      timer:stop()
+      if on_done then
+        on_done()
+      end
+    end
+  end))
+  H.timers = H.timers or {}
+  table.insert(H.timers, timer)
+  return timer
 end
 
 return H

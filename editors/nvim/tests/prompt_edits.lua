@@ -7,6 +7,7 @@ local api = vim.api
 
 H.run(function()
   require('pi_lsp').setup({
+    prompt_guard_ms = 50, -- the type-ahead guard, small: the scripted user waits for it
     settings = {
       baseUrl = vim.env.PI_TEST_URL,
       model = 'replay',

@@ -15,6 +15,7 @@ end
 
 H.run(function()
   require('pi_lsp').setup({
+    prompt_guard_ms = 50, -- the type-ahead guard, small: the scripted user waits for it
     settings = { maxRetries = 0, edit = { review = 'before', verifyTimeoutSeconds = 10, applyTimeoutSeconds = 20 } },
     attach_timeout_ms = 15000,
     language_server_timeout_ms = 15000,
@@ -31,7 +32,7 @@ H.run(function()
   local timer = H.uv.new_timer()
   timer:start(20, 20, vim.schedule_wrap(function()
     local review = require('pi_lsp.review').current
-    if not review or review == handled or not review.win or not api.nvim_win_is_valid(review.win) then
+    if not H.armed(review) or review == handled then
       return
     end
     handled = review

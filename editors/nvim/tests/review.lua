@@ -7,6 +7,7 @@ local api = vim.api
 
 H.run(function()
   require('pi_lsp').setup({
+    prompt_guard_ms = 50, -- the type-ahead guard, small: the scripted user waits for it
     settings = { baseUrl = vim.env.PI_TEST_URL, model = 'replay', maxRetries = 0, edit = { review = 'before' } },
   })
   local keys = { 'a', 'Rkeep bye<CR>', 'X', 'A' }
@@ -14,7 +15,7 @@ H.run(function()
   local timer = H.uv.new_timer()
   timer:start(20, 20, vim.schedule_wrap(function()
     local review = require('pi_lsp.review').current
-    if not review or review == handled or not review.win or not api.nvim_win_is_valid(review.win) then
+    if not H.armed(review) or review == handled then
       return
     end
     handled = review

@@ -5,7 +5,7 @@ local H = dofile(vim.env.PI_TEST_HELPERS)
 local api = vim.api
 
 H.run(function()
-  require('pi_lsp').setup({ settings = { baseUrl = vim.env.PI_TEST_URL, model = 'replay', maxRetries = 0 } })
+  require('pi_lsp').setup({ prompt_guard_ms = 50, settings = { baseUrl = vim.env.PI_TEST_URL, model = 'replay', maxRetries = 0 } })
   H.approver(function() return 'o' end)
   vim.cmd('edit greet.py')
   H.check('client started', H.client() ~= nil)

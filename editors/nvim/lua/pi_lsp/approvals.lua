@@ -16,19 +16,26 @@
 --- once, `s` session, `d` Deny) choose; `j`/`k` move; `<CR>` confirms the highlighted action
 --- (nothing is highlighted unless the server gave a `defaultAction`, which it does only for
 --- read-only scopes); `<Esc>`, `q` or `<C-c>` dismiss = deny, immediately.
+---
+--- Type-ahead guard (`pi_lsp.typeahead`): keys typed before the prompt is armed (until no key
+--- came for `prompt_guard_ms`) are not answers; they are given back to Neovim, in order, when
+--- the prompt closes, and the footer says they are held.
 local M = {}
 
 local api = vim.api
 local float = require('pi_lsp.float')
+local typeahead = require('pi_lsp.typeahead')
 local uv = vim.uv or vim.loop
 local NS = api.nvim_create_namespace('pi_lsp_approval')
 
---- The prompt on screen: `{id, buf, win, actions, selected, answered, choice, withdrawn}` or nil.
+--- The prompt on screen: `{id, buf, win, actions, selected, answered, choice, withdrawn, guard}`
+--- or nil (`guard`: its `pi_lsp.typeahead` guard; `guard.armed` once keys are answers).
 M.current = nil
 
---- Status for statuslines: the title of the question waiting for the user, else nil.
+--- Status for statuslines: the title of the server's question waiting for the user, else nil
+--- (the plugin's own questions, `M.confirm`, are not the agent waiting).
 function M.waiting()
-  return M.current and M.current.title or nil
+  return M.current and not M.current.own and M.current.title or nil
 end
 
 local ESC, CTRL_C, CR = 27, 3, 13
@@ -64,7 +71,12 @@ local function render(prompt)
     local seconds = math.max(0, math.ceil((prompt.deadline - uv.now()) / 1000))
     left = string.format(' · denied by itself in %d s', seconds)
   end
-  table.insert(lines, ' 1-' .. #prompt.actions .. ' or o/s/d choose · <Esc>/q deny' .. left)
+  local held = prompt.guard and prompt.guard:note()
+  if held then
+    table.insert(lines, ' ' .. held .. left)
+  else
+    table.insert(lines, ' 1-' .. #prompt.actions .. ' or ' .. (prompt.hint or 'o/s/d choose · <Esc>/q deny') .. left)
+  end
   vim.bo[prompt.buf].modifiable = true
   api.nvim_buf_set_lines(prompt.buf, 0, -1, false, lines)
   vim.bo[prompt.buf].modifiable = false
@@ -92,7 +104,7 @@ local function action_of_key(prompt, key)
   if n and prompt.actions[n] then
     return n
   end
-  local word = WORDS[key]
+  local word = (prompt.words or WORDS)[key]
   for i, action in ipairs(prompt.actions) do
     local name = (tostring(action.id or '') .. ' ' .. tostring(action.title or '')):lower()
     if word and name:find(word, 1, true) then
@@ -143,6 +155,7 @@ local function ask(prompt, limit_ms)
     close(M.current) -- one prompt at a time; the older one counts as dismissed
   end
   M.current = prompt
+  prompt.guard = typeahead.new()
   open(prompt)
   pcall(vim.cmd, 'redrawstatus!')
   local last_second = -1
@@ -155,13 +168,14 @@ local function ask(prompt, limit_ms)
       if not ok or code == 0 or code == '' then
         break
       end
-      if on_key(prompt, code) then
+      if not prompt.guard:hold(code) and on_key(prompt, code) then
         return true
       end
     end
-    if prompt.deadline then
+    local armed_now = prompt.guard:tick()
+    if prompt.deadline or armed_now then
       local second = math.floor(uv.now() / 1000)
-      if second ~= last_second then
+      if armed_now or second ~= last_second then
         last_second = second
         render(prompt)
         pcall(vim.cmd, 'redraw')
@@ -170,6 +184,7 @@ local function ask(prompt, limit_ms)
     return false
   end, 20)
   close(prompt)
+  prompt.guard:release() -- what was typed before the prompt was armed goes where it was meant
   if prompt.withdrawn or not prompt.choice then
     return nil
   end
@@ -229,6 +244,23 @@ function M.server_gone()
     prompt.withdrawn = { approvalId = prompt.id, reason = 'the server exited', decision = 'deny' }
     close(prompt)
   end
+end
+
+--- A yes/no question of the plugin's own (e.g. `T` in :PiChanges) in the same guarded prompt:
+--- `title`, `message` (strings), `yes` (the title of the action that goes ahead). Keys: `1`/`y`
+--- go ahead, `2`/`n`, `<Esc>`, `q` cancel; nothing is preselected. Waits up to
+--- `approval_timeout_ms`; returns true only when the user chose to go ahead.
+function M.confirm(title, message, yes)
+  local prompt = {
+    title = title,
+    message = message,
+    actions = { { id = 'yes', title = yes }, { id = 'no', title = 'Cancel' } },
+    words = { y = 'yes', n = 'no' },
+    hint = 'y/n choose · <Esc>/q cancel',
+    own = true,
+  }
+  local action = ask(prompt, require('pi_lsp.config').get().approval_timeout_ms)
+  return action ~= nil and action.id == 'yes'
 end
 
 --- `window/showMessageRequest`: the same prompt with the request's actions (no default);

@@ -382,9 +382,23 @@ function M.undo_last_prompt()
   return act('pi/revertChanges', { prompt = prompt })
 end
 
---- `T`: take back everything listed: the turn shown, or the whole session (`pi/revertChanges`).
+--- `T`: take back everything listed: the turn shown, or the whole session (`pi/revertChanges`),
+--- after asking in the approval prompt (`pi_lsp.approvals.confirm`, type-ahead guarded), as Emacs
+--- asks with `y-or-n-p`: it is the largest undo and one key away from `U`.
 function M.undo_all()
-  return act('pi/revertChanges', { turn = M.state.turn })
+  local state = M.state
+  local what = state.session == M.EXTERNAL and 'the external calls' or ('session ' .. tostring(state.session))
+  if state.turn then
+    what = string.format('turn %s of %s', tostring(state.turn), what)
+  end
+  local ok = require('pi_lsp.approvals').confirm('Undo everything listed?',
+    'Take back every change of ' .. what .. ' still as the agent left it\n'
+      .. '(created files are deleted; hunks you changed since are reported as conflicts).',
+    'Undo everything listed')
+  if not ok or M.state ~= state then
+    return nil
+  end
+  return act('pi/revertChanges', { turn = state.turn })
 end
 
 --- `<CR>`: open the file under the cursor at the hunk (its current line when the server located

@@ -23,6 +23,10 @@ M.defaults = {
   --- How long `vim.ui.select` may take to answer an approval before it counts as no answer
   --- (the server then applies `pi.approvals.fallback`).
   approval_timeout_ms = 120000,
+  --- The type-ahead guard of the approval prompt and the edit review (`pi_lsp.typeahead`): a
+  --- prompt takes keys as answers only once no key has arrived for this long; keys typed before
+  --- are given back to Neovim when it closes. 0 turns the guard off.
+  prompt_guard_ms = 500,
   --- How the transcript opens: a command run before showing the buffer (`botright split`,
   --- `vsplit`, `tabnew`...). The transcript window is not entered.
   transcript_split = 'botright 12split',
@@ -54,6 +58,7 @@ local TYPES = {
   settings = 'table',
   debounce_text_changes = 'number',
   approval_timeout_ms = 'number',
+  prompt_guard_ms = 'number',
   transcript_split = 'string',
   log_lines = 'number',
   autostart = 'boolean',
@@ -63,33 +68,122 @@ local TYPES = {
   diagnostics_coalesce_ms = 'number',
 }
 
---- `vim.validate` in the form each version documents: `(name, value, type, optional)` from 0.11
---- (the table form is deprecated there), the table form before.
-local function validate(name, value, kind)
-  if vim.fn.has('nvim-0.11') == 1 then
-    vim.validate(name, value, kind, true)
-  else
-    vim.validate({ [name] = { value, kind, true } })
+--- Options that must be lists of strings (non-empty for `cmd`).
+local STRING_LISTS = { cmd = true, root_markers = true }
+
+--- The problems the last `M.set` found (a list of strings, each naming the option), for
+--- `:checkhealth pi_lsp`.
+M.problems = {}
+
+--- Levenshtein distance between two short strings (bytes).
+local function distance(a, b)
+  local row = {}
+  for j = 0, #b do
+    row[j] = j
   end
+  for i = 1, #a do
+    local diagonal, left = row[0], i
+    row[0] = i
+    for j = 1, #b do
+      local above = row[j]
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      left = math.min(above + 1, left + 1, diagonal + cost)
+      diagonal, row[j] = above, left
+    end
+  end
+  return row[#b]
+end
+
+--- The known option closest to `name` (a string) when it is a likely misspelling, else nil.
+local function suggestion(name)
+  local best, best_distance = nil, math.huge
+  for known in pairs(TYPES) do
+    local d = distance(name:lower(), known)
+    if d < best_distance or (d == best_distance and known < best) then
+      best, best_distance = known, d
+    end
+  end
+  if best and best_distance <= math.max(2, math.floor(#best / 3)) then
+    return best
+  end
+  return nil
+end
+
+--- A short rendering of a bad value for a message.
+local function shown(value)
+  local text = type(value) == 'string' and string.format('%q', value) or vim.inspect(value)
+  text = text:gsub('%s+', ' ')
+  if #text > 40 then
+    text = text:sub(1, 37) .. '...'
+  end
+  return string.format('%s %s', type(value), text)
+end
+
+--- What is wrong with option `name` set to `value` (not nil), or nil when it is fine.
+local function problem_of(name, value)
+  local kind = TYPES[name]
+  if type(value) ~= kind then
+    return string.format('`%s` must be a %s, got %s; the default is used', name, kind, shown(value))
+  end
+  if STRING_LISTS[name] then
+    if #value == 0 and name == 'cmd' then
+      return '`cmd` must be a non-empty list (program, then arguments); the default is used'
+    end
+    for key, item in pairs(value) do
+      if type(key) ~= 'number' or type(item) ~= 'string' then
+        return string.format('`%s` must be a list of strings, got an entry %s = %s; the default is used',
+          name, tostring(key), shown(item))
+      end
+    end
+  end
+  return nil
 end
 
 --- Merge `opts` (a table or nil) over the defaults; lists replace lists, tables merge deeply.
---- Raises an error naming the option when a value has the wrong type.
+--- Never raises: an option of the wrong type keeps its default and an unknown option is ignored;
+--- each such problem is a string in `M.problems` (naming the option, what it expects, and for an
+--- unknown name the closest known one) and all of them are reported in one vim.notify (WARN).
+--- Returns the merged options.
 function M.set(opts)
-  opts = opts or {}
-  local names = vim.tbl_keys(TYPES)
-  table.sort(names)
-  for _, name in ipairs(names) do
-    validate(name, opts[name], TYPES[name])
+  local problems = {}
+  if opts ~= nil and type(opts) ~= 'table' then
+    table.insert(problems, string.format('setup() takes a table of options, got %s; the defaults are used', shown(opts)))
+    opts = nil
   end
-  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  local valid = {}
+  local names = vim.tbl_keys(opts or {})
+  table.sort(names, function(a, b) return tostring(a) < tostring(b) end)
+  for _, name in ipairs(names) do
+    local value = opts[name]
+    if type(name) ~= 'string' or not TYPES[name] then
+      local near = type(name) == 'string' and suggestion(name) or nil
+      table.insert(problems, string.format('unknown option `%s`%s; it is ignored', tostring(name),
+        near and string.format(' (did you mean `%s`?)', near) or ''))
+    else
+      local problem = problem_of(name, value)
+      if problem then
+        table.insert(problems, problem)
+      else
+        valid[name] = value
+      end
+    end
+  end
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), valid)
   -- lists are replaced, not merged index by index
   for _, key in ipairs({ 'cmd', 'root_markers' }) do
-    if opts[key] then
-      merged[key] = vim.deepcopy(opts[key])
+    if valid[key] then
+      merged[key] = vim.deepcopy(valid[key])
     end
   end
   current = merged
+  M.problems = problems
+  if #problems > 0 then
+    local lines = { 'pi-lsp setup(): ' .. #problems .. ' problem' .. (#problems == 1 and '' or 's') .. ' in the options:' }
+    for _, problem in ipairs(problems) do
+      table.insert(lines, '  ' .. problem)
+    end
+    vim.notify(table.concat(lines, '\n'), vim.log.levels.WARN)
+  end
   return merged
 end
 

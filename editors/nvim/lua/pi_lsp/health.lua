@@ -1,5 +1,5 @@
 --- pi_lsp.health: `:checkhealth pi_lsp`, on both health APIs (0.7's `health.report_*`, 0.9+'s
---- `vim.health.*`). Checks: the server command and its version (the running client's
+--- `vim.health.*`). Checks: the problems `setup()` found in its options, the server command and its version (the running client's
 --- `serverInfo` when Neovim keeps it, else `pi-lsp --version`), the settings, and the API key
 --- variable named by `settings.apiKeyEnv`, and what the running server reports through
 --- `pi/health` (whether auto-allowed bash commands run in the bubblewrap sandbox), and the
@@ -96,6 +96,15 @@ function M.check()
     report.ok(string.format('Neovim %d.%d.%d', v.major, v.minor, v.patch))
   else
     report.error('Neovim 0.7 or newer is needed')
+  end
+
+  local problems = require('pi_lsp.config').problems
+  if #problems == 0 then
+    report.ok('setup() options are valid')
+  else
+    for _, problem in ipairs(problems) do
+      report.warn('setup(): ' .. problem, { 'Fix it in your require("pi_lsp").setup({...}) call; see :help pi_lsp-options' })
+    end
   end
 
   local problem = require('pi_lsp.client').command_problem()

@@ -13,7 +13,8 @@ local M = {}
 local did_setup = false
 
 --- Configure the plugin and start attaching buffers. Safe to call again (options replaced,
---- autocommands recreated). Raises an error naming a badly typed option.
+--- autocommands recreated). Problems in `opts` are reported (vim.notify, WARN; `pi_lsp.config`)
+--- and the valid options are kept.
 function M.setup(opts)
   config.set(opts)
   did_setup = true

@@ -14,15 +14,20 @@
 --- undecided hunk rejected.
 ---
 --- Like the approval prompt (`pi_lsp.approvals`) it is modal: the handler waits in `vim.wait` and
---- reads keys with `getchar(0)`, since Neovim 0.7 needs the answer before the handler returns.
+--- reads keys with `getchar(0)`, since Neovim 0.7 needs the answer before the handler returns;
+--- and it has the same type-ahead guard (`pi_lsp.typeahead`): keys typed before it is armed (until
+--- no key came for `prompt_guard_ms`) decide nothing and are given back to Neovim, in order, when
+--- it closes.
 local M = {}
 
 local api = vim.api
 local float = require('pi_lsp.float')
+local typeahead = require('pi_lsp.typeahead')
 local uv = vim.uv or vim.loop
 local NS = api.nvim_create_namespace('pi_lsp_review')
 
---- The review on screen: `{id, buf, win, hunks, decisions, selected, reason, rows, withdrawn, done}` or nil.
+--- The review on screen: `{id, buf, win, hunks, decisions, selected, reason, rows, withdrawn, done,
+--- guard}` or nil (`guard`: its `pi_lsp.typeahead` guard; `guard.armed` once keys decide).
 M.current = nil
 
 local ESC, CTRL_C, CR = 27, 3, 13
@@ -92,7 +97,8 @@ local function render(review)
     add(' Reason: ' .. review.reason .. '▏', 'Question')
   else
     local seconds = math.max(0, math.ceil((review.deadline - uv.now()) / 1000))
-    add(string.format(' undecided hunks are rejected in %d s', seconds), 'Comment')
+    local held = review.guard and review.guard:note()
+    add(string.format(' %sundecided hunks are rejected in %d s', held and (held .. ' · ') or '', seconds), 'Comment')
   end
   vim.bo[review.buf].modifiable = true
   api.nvim_buf_set_lines(review.buf, 0, -1, false, lines)
@@ -227,6 +233,7 @@ local function run(review, limit_ms)
     close(M.current)
   end
   M.current = review
+  review.guard = typeahead.new()
   open(review)
   local last_second = -1
   vim.wait(limit_ms, function()
@@ -239,12 +246,15 @@ local function run(review, limit_ms)
       if not ok or code == 0 or code == '' then
         break
       end
-      typed = true
-      if on_key(review, code) then
-        review.done = true
-        return true
+      if not review.guard:hold(code) then
+        typed = true
+        if on_key(review, code) then
+          review.done = true
+          return true
+        end
       end
     end
+    typed = review.guard:tick() or typed
     local second = math.floor(uv.now() / 1000)
     if typed or second ~= last_second then
       last_second = second
@@ -254,6 +264,7 @@ local function run(review, limit_ms)
     return false
   end, 20)
   close(review)
+  review.guard:release() -- what was typed before the review was armed goes where it was meant
 end
 
 --- `pi/reviewEdit` handler: the decisions, undecided hunks rejected; vim.NIL once withdrawn.

@@ -1,0 +1,149 @@
+-- The edit review's type-ahead guard (replay session nvim_review.jsonl; run after startup so the
+-- main loop handles the typed keys). The user is typing `some words ...` in insert mode in
+-- dirty.txt when the review of greet.py appears: those keys decide nothing (without the guard
+-- `r` would reject a hunk), they end up in dirty.txt in order, and the deliberate keys after the
+-- pause decide (`a`, then `R` with a reason). The review of the write appears; the user leaves
+-- insert mode and types a `:` command with <Left>, <Right> and <BS> in it: it runs as typed, and
+-- `X` after the pause rejects the write. `A` accepts the edit of closed.txt.
+local H = dofile(vim.env.PI_TEST_HELPERS)
+local api = vim.api
+
+H.run_async(function(done)
+  require('pi_lsp').setup({
+    prompt_guard_ms = 400, -- far above the 20 ms between the typist's keys
+    settings = { baseUrl = vim.env.PI_TEST_URL, model = 'replay', maxRetries = 0, edit = { review = 'before' } },
+  })
+  vim.cmd('edit dirty.txt')
+  local dirty = api.nvim_get_current_buf()
+  H.check('client started', H.client() ~= nil)
+  local approvals = require('pi_lsp.review') -- the float watched below
+  local sentence, typed = 'some words to type ', ''
+  local first, second, seen = nil, nil, {}
+
+  local function finish_checks()
+    local lines = api.nvim_buf_get_lines(dirty, 0, -1, false)
+    H.check('every key typed in insert mode is in the buffer, in order', lines[#lines] == typed,
+      { line = lines[#lines], typed = typed })
+    H.check('the : command typed over the second review ran as typed (<Left>, <Right>, <BS> kept)',
+      vim.g.typed == 'yzes', vim.g.typed)
+    H.check('two reviews were watched', first ~= nil and second ~= nil)
+    local held = table.concat(seen.first_held or {}, '\n')
+    H.check('while keys are held the footer says so', held:find('keys held until you stop typing', 1, true), held)
+    H.check('and no hunk was decided by them', held:find('? hunk 1/2', 1, true) and held:find('? hunk 2/2', 1, true), held)
+    local armed = table.concat(seen.first_armed or {}, '\n')
+    H.check('once armed the footer only counts down', armed:find('\n undecided hunks are rejected in', 1, true), armed)
+    local greet = H.read('greet.py') or ''
+    H.check('the deliberate a accepted the first hunk, R rejected the second', greet:find('return "hello"', 1, true)
+      and greet:find('return "bye"', 1, true), greet)
+    H.check('the deliberate X rejected the write', H.uv.fs_stat('notes.txt') == nil)
+    H.check('A accepted the edit of closed.txt', H.read('closed.txt') == 'FIRST\nsecond\n', H.read('closed.txt'))
+    H.check('no review is left', approvals.current == nil)
+    H.check('the run ended normally', require('pi_lsp.run').last_reply.stopReason == 'stop',
+      require('pi_lsp.run').last_reply)
+    done()
+  end
+
+  -- after the read prompt: wait for the run's end and for the released keys to be handled (a
+  -- keystroke lost on the way never sets g:typed: then give up 100 ticks after the run ended)
+  local function await_end()
+    local timer = H.uv.new_timer()
+    local idle = 0
+    table.insert(H.timers, timer)
+    timer:start(20, 20, vim.schedule_wrap(H.guarded(function()
+      if not require('pi_lsp').is_running() then
+        idle = idle + 1
+      end
+      if idle > 100 or (idle > 0 and vim.g.typed ~= nil and api.nvim_get_mode().mode == 'n') then
+        timer:stop()
+        finish_checks()
+      end
+    end)))
+  end
+
+  -- answer `prompt` with `key` once it is armed, then call `after` (at once when the typed keys
+  -- answered it: the failure the guard prevents)
+  local function answer_when_armed(prompt, key, record, after)
+    local timer = H.uv.new_timer()
+    table.insert(H.timers, timer)
+    timer:start(20, 20, vim.schedule_wrap(H.guarded(function()
+      if not (prompt.win and api.nvim_win_is_valid(prompt.win)) then
+        timer:stop()
+        H.check('the prompt was still open after the typing stopped', false, record)
+        if after then
+          after()
+        end
+      elseif H.armed(prompt) then
+        timer:stop()
+        if record then
+          seen[record] = api.nvim_buf_get_lines(prompt.buf, 0, -1, false)
+        end
+        api.nvim_input(key)
+        if after then
+          after()
+        end
+      end
+    end)))
+  end
+
+  -- the second review: leave insert mode and type a command, slowly, then answer; then the third
+  local function on_second(prompt)
+    second = prompt
+    local keys = { '<Esc>' }
+    for c in (":let g:typed = 'ye"):gmatch('.') do
+      table.insert(keys, c == ' ' and '<Space>' or c)
+    end
+    vim.list_extend(keys, { '<Left>', 'z', '<Right>', 's', 'x', '<BS>', "'", '<CR>' })
+    H.type_slowly(keys, 20, H.guarded(function()
+      answer_when_armed(prompt, 'X', nil, function()
+        local third = H.uv.new_timer()
+        table.insert(H.timers, third)
+        third:start(20, 20, vim.schedule_wrap(H.guarded(function()
+          local review = approvals.current
+          if review and review ~= prompt and review.win then
+            third:stop()
+            answer_when_armed(review, 'A', nil, await_end)
+          end
+        end)))
+      end)
+    end))
+  end
+
+  -- the typist: insert mode at a new last line, a key every 20 ms; `:Pi` is started while typing
+  api.nvim_input('Go')
+  local tick, after_prompt = 0, 0
+  local typist = H.uv.new_timer()
+  H.timers = { typist }
+  typist:start(20, 20, vim.schedule_wrap(H.guarded(function()
+    tick = tick + 1
+    if tick == 5 then
+      vim.cmd('Pi change the greetings')
+    end
+    local prompt = approvals.current
+    if prompt and not first then
+      first = prompt
+      seen.first_held = api.nvim_buf_get_lines(prompt.buf, 0, -1, false)
+    end
+    if first then
+      after_prompt = after_prompt + 1
+      if after_prompt > 8 then
+        typist:stop()
+        answer_when_armed(first, 'aRkeep bye<CR>', 'first_armed', nil)
+        return
+      end
+    end
+    local i = (#typed % #sentence) + 1
+    local c = sentence:sub(i, i)
+    typed = typed .. c
+    api.nvim_input(c == ' ' and '<Space>' or c)
+  end)))
+
+  local watcher = H.uv.new_timer()
+  table.insert(H.timers, watcher)
+  watcher:start(20, 20, vim.schedule_wrap(H.guarded(function()
+    local prompt = approvals.current
+    if first and prompt and prompt ~= first and prompt.win then
+      watcher:stop()
+      on_second(prompt)
+    end
+  end)))
+end)
