@@ -322,4 +322,67 @@ function H.type_slowly(keys, every_ms, on_done)
   return timer
 end
 
+--- Every `every_ms` until `stop()` returns true, call it (a guarded timer kept in `H.timers`).
+local function poll(every_ms, step)
+  local timer = H.uv.new_timer()
+  H.timers = H.timers or {}
+  table.insert(H.timers, timer)
+  timer:start(every_ms, every_ms, vim.schedule_wrap(H.guarded(function()
+    if step() then
+      timer:stop()
+    end
+  end)))
+  return timer
+end
+
+--- The keys of a user who leaves insert mode and types a command with a few edits in it
+--- (`:let g:typed = 'ye<Left>z<Right>sx<BS>'<CR>`, which sets `g:typed` to 'yes' when every key
+--- lands as typed): what the type-ahead scenarios type over a float.
+function H.typed_command_keys()
+  local keys = { '<Esc>' }
+  for c in (":let g:typed = 'ye"):gmatch('.') do
+    table.insert(keys, c == ' ' and '<Space>' or c)
+  end
+  vim.list_extend(keys, { '<Left>', 'z', '<Right>', 's', 'x', '<BS>', "'", '<CR>' })
+  return keys
+end
+
+--- Answer the float `prompt` with `key` once it is armed (`H.armed`), keeping its lines in
+--- `seen[record]` when `record` is given, then call `after`. A float that closed before it was
+--- armed fails a check (the typed keys answered it: what the guard prevents) and `after` runs.
+function H.answer_when_armed(prompt, key, seen, record, after)
+  poll(20, function()
+    if not (prompt.win and api.nvim_win_is_valid(prompt.win)) then
+      H.check('the prompt was still open after the typing stopped', false, record)
+    elseif H.armed(prompt) then
+      if record then
+        seen[record] = api.nvim_buf_get_lines(prompt.buf, 0, -1, false)
+      end
+      api.nvim_input(key)
+    else
+      return false
+    end
+    if after then
+      after()
+    end
+    return true
+  end)
+end
+
+--- After the run: call `finish_checks` once it ended and the keys given back set `g:typed` in
+--- normal mode, or 100 ticks after it ended (a keystroke lost on the way never sets `g:typed`).
+function H.await_typed_end(finish_checks)
+  local idle = 0
+  poll(20, function()
+    if not require('pi_lsp').is_running() then
+      idle = idle + 1
+    end
+    if idle > 100 or (idle > 0 and vim.g.typed ~= nil and api.nvim_get_mode().mode == 'n') then
+      finish_checks()
+      return true
+    end
+    return false
+  end)
+end
+
 return H

@@ -40,58 +40,11 @@ H.run_async(function(done)
     done()
   end
 
-  -- after the read prompt: wait for the run's end and for the released keys to be handled (a
-  -- keystroke lost on the way never sets g:typed: then give up 100 ticks after the run ended)
-  local function await_end()
-    local timer = H.uv.new_timer()
-    local idle = 0
-    table.insert(H.timers, timer)
-    timer:start(20, 20, vim.schedule_wrap(H.guarded(function()
-      if not require('pi_lsp').is_running() then
-        idle = idle + 1
-      end
-      if idle > 100 or (idle > 0 and vim.g.typed ~= nil and api.nvim_get_mode().mode == 'n') then
-        timer:stop()
-        finish_checks()
-      end
-    end)))
-  end
-
-  -- answer `prompt` with `key` once it is armed, then call `after` (at once when the typed keys
-  -- answered it: the failure the guard prevents)
-  local function answer_when_armed(prompt, key, record, after)
-    local timer = H.uv.new_timer()
-    table.insert(H.timers, timer)
-    timer:start(20, 20, vim.schedule_wrap(H.guarded(function()
-      if not (prompt.win and api.nvim_win_is_valid(prompt.win)) then
-        timer:stop()
-        H.check('the prompt was still open after the typing stopped', false, record)
-        if after then
-          after()
-        end
-      elseif H.armed(prompt) then
-        timer:stop()
-        if record then
-          seen[record] = api.nvim_buf_get_lines(prompt.buf, 0, -1, false)
-        end
-        api.nvim_input(key)
-        if after then
-          after()
-        end
-      end
-    end)))
-  end
-
   -- the read prompt: leave insert mode and type a command, slowly, then answer
   local function on_second(prompt)
     second = prompt
-    local keys = { '<Esc>' }
-    for c in (":let g:typed = 'ye"):gmatch('.') do
-      table.insert(keys, c == ' ' and '<Space>' or c)
-    end
-    vim.list_extend(keys, { '<Left>', 'z', '<Right>', 's', 'x', '<BS>', "'", '<CR>' })
-    H.type_slowly(keys, 20, H.guarded(function()
-      answer_when_armed(prompt, 'o', nil, await_end)
+    H.type_slowly(H.typed_command_keys(), 20, H.guarded(function()
+      H.answer_when_armed(prompt, 'o', seen, nil, function() H.await_typed_end(finish_checks) end)
     end))
   end
 
@@ -114,7 +67,7 @@ H.run_async(function(done)
       after_prompt = after_prompt + 1
       if after_prompt > 8 then
         typist:stop()
-        answer_when_armed(first, 'd', 'first_armed', nil)
+        H.answer_when_armed(first, 'd', seen, 'first_armed', nil)
         return
       end
     end
