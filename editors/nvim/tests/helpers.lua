@@ -385,4 +385,46 @@ function H.await_typed_end(finish_checks)
   end)
 end
 
+--- A user typing over pi-lsp's floats (the type-ahead scenarios): in insert mode at a new last
+--- line, `sentence` over and over, a key every 20 ms; `:Pi {instruction}` starts at the 5th key.
+--- `module.current` is the float watched (`pi_lsp.approvals` or `pi_lsp.review`). When a first
+--- float appears, its lines go to `state.seen.first_held` and the typing goes on for 8 more keys;
+--- then `first_key` answers it once armed (its lines then in `state.seen.first_armed`). A second
+--- float is handed to `on_second`. `state.typed` is the text typed, `state.first` the first float.
+function H.type_over_floats(state, module, instruction, sentence, first_key, on_second)
+  api.nvim_input('Go')
+  local tick, after_prompt = 0, 0
+  poll(20, function()
+    tick = tick + 1
+    if tick == 5 then
+      vim.cmd('Pi ' .. instruction)
+    end
+    local float = module.current
+    if float and not state.first then
+      state.first = float
+      state.seen.first_held = api.nvim_buf_get_lines(float.buf, 0, -1, false)
+    end
+    if state.first then
+      after_prompt = after_prompt + 1
+      if after_prompt > 8 then
+        H.answer_when_armed(state.first, first_key, state.seen, 'first_armed', nil)
+        return true
+      end
+    end
+    local i = (#state.typed % #sentence) + 1
+    local c = sentence:sub(i, i)
+    state.typed = state.typed .. c
+    api.nvim_input(c == ' ' and '<Space>' or c)
+    return false
+  end)
+  poll(20, function()
+    local float = module.current
+    if state.first and float and float ~= state.first and float.win then
+      on_second(float)
+      return true
+    end
+    return false
+  end)
+end
+
 return H

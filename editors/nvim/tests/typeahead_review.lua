@@ -17,16 +17,16 @@ H.run_async(function(done)
   local dirty = api.nvim_get_current_buf()
   H.check('client started', H.client() ~= nil)
   local approvals = require('pi_lsp.review') -- the float watched below
-  local sentence, typed = 'some words to type ', ''
-  local first, second, seen = nil, nil, {}
+  local state, second = { typed = '', seen = {} }, nil -- filled by H.type_over_floats
+  local seen = state.seen
 
   local function finish_checks()
     local lines = api.nvim_buf_get_lines(dirty, 0, -1, false)
-    H.check('every key typed in insert mode is in the buffer, in order', lines[#lines] == typed,
-      { line = lines[#lines], typed = typed })
+    H.check('every key typed in insert mode is in the buffer, in order', lines[#lines] == state.typed,
+      { line = lines[#lines], typed = state.typed })
     H.check('the : command typed over the second review ran as typed (<Left>, <Right>, <BS> kept)',
       vim.g.typed == 'yzes', vim.g.typed)
-    H.check('two reviews were watched', first ~= nil and second ~= nil)
+    H.check('two reviews were watched', state.first ~= nil and second ~= nil)
     local held = table.concat(seen.first_held or {}, '\n')
     H.check('while keys are held the footer says so', held:find('keys held until you stop typing', 1, true), held)
     H.check('and no hunk was decided by them', held:find('? hunk 1/2', 1, true) and held:find('? hunk 2/2', 1, true), held)
@@ -62,41 +62,5 @@ H.run_async(function(done)
   end
 
   -- the typist: insert mode at a new last line, a key every 20 ms; `:Pi` is started while typing
-  api.nvim_input('Go')
-  local tick, after_prompt = 0, 0
-  local typist = H.uv.new_timer()
-  H.timers = { typist }
-  typist:start(20, 20, vim.schedule_wrap(H.guarded(function()
-    tick = tick + 1
-    if tick == 5 then
-      vim.cmd('Pi change the greetings')
-    end
-    local prompt = approvals.current
-    if prompt and not first then
-      first = prompt
-      seen.first_held = api.nvim_buf_get_lines(prompt.buf, 0, -1, false)
-    end
-    if first then
-      after_prompt = after_prompt + 1
-      if after_prompt > 8 then
-        typist:stop()
-        H.answer_when_armed(first, 'aRkeep bye<CR>', seen, 'first_armed', nil)
-        return
-      end
-    end
-    local i = (#typed % #sentence) + 1
-    local c = sentence:sub(i, i)
-    typed = typed .. c
-    api.nvim_input(c == ' ' and '<Space>' or c)
-  end)))
-
-  local watcher = H.uv.new_timer()
-  table.insert(H.timers, watcher)
-  watcher:start(20, 20, vim.schedule_wrap(H.guarded(function()
-    local prompt = approvals.current
-    if first and prompt and prompt ~= first and prompt.win then
-      watcher:stop()
-      on_second(prompt)
-    end
-  end)))
+  H.type_over_floats(state, approvals, 'change the greetings', 'some words to type ', 'aRkeep bye<CR>', on_second)
 end)
