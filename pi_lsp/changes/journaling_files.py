@@ -26,6 +26,12 @@ async def peek(files: FileAccess, path: Path) -> FileSnapshot:
     return await files.read(path)  # a FileAccess without such state (the filesystem's)
 
 
+def tool_of(label: str) -> str:
+    """The tool's name in a write label (``pi: rename a to b`` -> ``rename``; ``write`` when the
+    label names none)."""
+    return label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+
+
 class PartialWrite(ToolError):
     """A multi-file write that failed after part of it landed (a rename the user confirmed in the
     editor whose other files could not be written): ``landed`` maps indexes into the writes to
@@ -82,7 +88,7 @@ class JournalingFileAccess:
         """Journal each file whose landed bytes differ from those it had (by index into ``writes``)."""
         if ctx is None:
             return
-        tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+        tool = tool_of(label)
         for index, data in sorted(landed.items()):
             write = writes[index]
             if data != write.previous.data:
@@ -110,7 +116,7 @@ class JournalingFileAccess:
                 before = None
         before_digest = self.journal.digest(before)
         report = await self.inner.write(path, data, previous=previous, label=label, ctx=ctx)
-        tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+        tool = tool_of(label)
         landed = data if report.landed is None else report.landed  # a review may have kept less
         if landed != before:
             self.journal.record(

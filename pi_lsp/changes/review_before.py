@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolContext, ToolError
 from pi_lsp.changes.change_set import Hunk, decode, diff_hunks, split_lines
-from pi_lsp.changes.journaling_files import peek
+from pi_lsp.changes.journaling_files import peek, tool_of
 from pi_lsp.tools.file_io.file_access import FileAccess, FileSnapshot, FileWrite, WriteReport
 
 ReviewMode = Literal["after", "request", "annotation", "unsupported"]
@@ -195,7 +195,7 @@ class ReviewingFileAccess:
         hunks = diff_hunks(str(path), old_lines, split_lines(new_text))
         if not hunks:
             return await self.inner.write(path, data, previous=previous, label=label, ctx=ctx)
-        tool = label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
+        tool = tool_of(label)
         if mode == "annotation":
             return await self._confirm_in_editor(path, data, previous, label, ctx, old_lines, hunks)
         proposal = ReviewProposal(

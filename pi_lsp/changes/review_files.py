@@ -31,7 +31,7 @@ from typing import Any
 
 from pi_lsp.agent.tool import ToolContext, ToolError
 from pi_lsp.changes.change_set import Hunk, decode, diff_hunks, split_lines
-from pi_lsp.changes.journaling_files import PartialWrite
+from pi_lsp.changes.journaling_files import PartialWrite, tool_of
 from pi_lsp.changes.review_before import (
     NOT_REVIEWED, Decision, ReviewingFileAccess, ReviewProposal, apply_hunks, rejection_lines,
 )
@@ -62,11 +62,6 @@ def plan_file(write: FileWrite) -> FilePlan:
         return FilePlan(write, None, [])
     old_lines = split_lines(old_text)
     return FilePlan(write, old_lines, diff_hunks(str(write.path), old_lines, split_lines(new_text)))
-
-
-def tool_of(label: str) -> str:
-    """The tool's name in a write label (``pi: rename a to b`` -> ``rename``)."""
-    return label.split(":", 1)[-1].strip().split(" ", 1)[0] or "write"
 
 
 def not_utf8_notice(plan: FilePlan) -> str:

@@ -12,27 +12,28 @@ Input (stdin), one JSON value per line, lines of any length (stdin is read in bi
 
 Lines run strictly one after another; only the calls of a batch run concurrently. Blank lines are
 skipped; a byte order mark (U+FEFF) at the start of a line is ignored, as RFC 8259 section 8.1
-allows (Windows tools write one at the start of a file). A line that is not UTF-8 JSON or not a call is answered by an error result with
-``"toolCallId": null`` and ``"toolName": ""``, and the next line is served. A ``cwd`` key in a line
-is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``): every call runs in ``--cwd``. Each
-answer is flushed as soon as it is written, as compact JSON (no spaces, like JavaScript's
-``JSON.stringify``; non-ASCII characters written as UTF-8).
+allows (Windows tools write one at the start of a file). A line that is not UTF-8 JSON or not a call
+is answered by an error result with ``"toolCallId": null`` and ``"toolName": ""``, and the next line
+is served. A ``cwd`` key in a line is ignored (the shared peer cases carry ``"cwd": "__ROOT__"``):
+every call runs in ``--cwd``. Each answer is flushed as soon as it is written, as compact JSON (no
+spaces, like JavaScript's ``JSON.stringify``; non-ASCII characters written as UTF-8).
 
-When stdout is a pipe whose reader goes away (``| head -1``), the running line is aborted and
-the session ends with status 1, without waiting for that line to finish
-(:mod:`~pi_lsp.exec.output_watch`). At end of input it finishes the running line, ends every process group the tools started (it is a
-child subreaper on Linux, so daemonised grandchildren are ended too), removes its temp folder
-(bash spill files) and exits 0. SIGINT/SIGTERM/SIGHUP abort the running line (its calls still get
-their ``Operation aborted`` results), then the same clean-up, exit status 130/143/129. At start it
-cleans what killed pi-lsp processes left (:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
+When stdout is a pipe whose reader goes away (``| head -1``), the running line is aborted and the
+session ends with status 1, without waiting for that line to finish
+(:mod:`~pi_lsp.exec.output_watch`). At end of input it finishes the running line, ends every process
+group the tools started (it is a child subreaper on Linux, so daemonised grandchildren are ended
+too), removes its temp folder (bash spill files) and exits 0. SIGINT/SIGTERM/SIGHUP abort the
+running line (its calls still get their ``Operation aborted`` results), then the same clean-up, exit
+status 130/143/129. At start it cleans what killed pi-lsp processes left
+(:func:`~pi_lsp.tools.leftovers.clean_leftovers`).
 
 ``--tools`` picks the active tools (default: Pi's default set, ``read,bash,edit,write``; ``all`` =
 every registered tool); a call of a registered but inactive tool gets Pi's ``Tool grep not found``
-followed by the ``--tools`` value that would make it active. ``--approvals`` is the answer wherever the policy (:mod:`pi_lsp.policy`,
-design.md section 8) would ask a user, since exec has no editor to ask: ``allow`` (the default) or
-``deny``. Deny rules and protected paths apply either way (``edit``/``write`` of ``.env`` is refused);
-each decision goes to this module's logger (routine allows at DEBUG, the rest at INFO; silent unless
-logging is configured).
+followed by the ``--tools`` value that would make it active. ``--approvals`` is the answer wherever
+the policy (:mod:`pi_lsp.policy`, design.md section 8) would ask a user, since exec has no editor to
+ask: ``allow`` (the default) or ``deny``. Deny rules and protected paths apply either way
+(``edit``/``write`` of ``.env`` is refused); each decision goes to this module's logger (routine
+allows at DEBUG, the rest at INFO; silent unless logging is configured).
 This module imports no pygls, lsprotocol or httpx, so it starts fast.
 """
 
