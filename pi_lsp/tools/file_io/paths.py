@@ -171,10 +171,7 @@ def resolve_read_path_text(path: str, cwd: str | os.PathLike[str]) -> str:
     resolved = resolve_to_cwd_text(path, cwd)
     if os.path.exists(resolved):
         return resolved
-    for variant in _read_path_variants(resolved):
-        if variant != resolved and os.path.exists(variant):
-            return variant
-    return resolved
+    return read_path_variant(resolved)[0]
 
 
 def read_path_variant(resolved: str) -> tuple[str, str | None]:
