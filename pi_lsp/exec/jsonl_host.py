@@ -59,7 +59,7 @@ from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
 from pi_lsp.exec.output_watch import watch_reader_gone
 from pi_lsp.llm import json_text
 from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire, to_wire_json
-from pi_lsp.policy.approvals import log_decision
+from pi_lsp.policy.approvals import LogJournal
 from pi_lsp.tools.leftovers import clean_leftovers
 from pi_lsp.tools.shell.processes import become_child_subreaper
 
@@ -366,11 +366,6 @@ def write_line(out: BinaryIO, obj: Answer) -> None:
     out.flush()
 
 
-def _log_decision(entry: dict[str, Any]) -> None:
-    """The policy's journal in exec: :func:`log_decision` (silent unless logging is set up)."""
-    log_decision(logger, entry)
-
-
 async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     """Serve stdin until it ends; returns the exit status.
 
@@ -390,7 +385,7 @@ async def serve(cwd: Path, tools_spec: str | None, approvals: str) -> int:
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
     tools = LocalToolSession(
-        cwd, tools_spec=tools_spec, approvals=approvals, journal=_log_decision,
+        cwd, tools_spec=tools_spec, approvals=approvals, journal=LogJournal(logger),
         reason=f"pi-lsp exec has no editor to ask (--approvals {approvals})",
     )
     pipeline = tools.pipeline

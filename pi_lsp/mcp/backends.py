@@ -18,7 +18,7 @@ from pi_lsp.exec.local_session import LocalToolSession
 from pi_lsp.ipc.registry import find_daemons
 from pi_lsp.llm.types import ToolCall, to_wire
 from pi_lsp.mcp.daemon_client import DaemonClient, DaemonError
-from pi_lsp.policy.approvals import log_decision
+from pi_lsp.policy.approvals import LogJournal
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class LocalBackend:
     def __init__(self, cwd: Path, *, tools_spec: str | None, approvals: str) -> None:
         self.session = LocalToolSession(
             cwd, tools_spec=tools_spec, approvals=approvals,
-            journal=lambda entry: log_decision(logger, entry),
+            journal=LogJournal(logger),
             reason=f"pi-lsp mcp has no editor to ask (--approvals {approvals})",
             temp_prefix="pi-lsp-mcp-", command="mcp",
         )

@@ -141,7 +141,11 @@ path or tool shown), ``scopeKind`` (``command``/``path``/``tool``), ``policy`` a
 (the rules' verdict before asking: ``allow``/``ask``/``deny`` and why), ``decision``
 (``allow``/``deny``: what happened), ``by`` (``default``, ``rule``, ``protected``, ``grant``,
 ``user``, ``fallback`` or ``cancelled``), ``reason``, ``answer`` (the action chosen, when asked),
-``grant`` (``"session"`` when a session grant was recorded), ``timestamp`` (epoch ms)."""
+``grant`` (``"session"`` when a session grant was recorded), ``timestamp`` (epoch ms).
+
+A journal object may also have a ``wants_routine()`` method: when it returns False, routine
+decisions (the rules allowed the call without asking) are not built nor passed to it
+(:class:`LogJournal`: they would be dropped below DEBUG anyway; issue 21)."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ class ApprovalPolicy:
         self.known_tools = set(known_tools)
         self.ask = ask
         self.journal = journal
+        self._wants_routine: Callable[[], bool] | None = getattr(journal, "wants_routine", None)
         self.announce = announce
         self.unavailable_reason = unavailable_reason
         self.workspace = WorkspaceScope(lambda: self.env.workspace_folders or [self.env.cwd], env.temp_dir)
@@ -378,6 +383,9 @@ class ApprovalPolicy:
     def _journal(self, ctx: BeforeToolCallContext, scope: CallScope, decision: Decision, outcome: _Outcome) -> None:
         if self.journal is None:
             return
+        wants_routine = self._wants_routine
+        if wants_routine is not None and outcome.allow and decision.action == "allow" and not wants_routine():
+            return
         entry: dict[str, Any] = {
             "type": "approval",
             "sessionId": ctx.session_id,
@@ -417,6 +425,24 @@ def _denial(scope: CallScope, outcome: _Outcome) -> str:
     if outcome.source == "protected":
         return f"This tool call ({target}) was refused: {outcome.reason}; edit, write and rename never change protected paths."
     return f"This tool call ({target}) was refused by the approval rules: {outcome.reason}."
+
+
+class LogJournal:
+    """A :data:`Journal` that writes each entry to ``log`` (:func:`log_decision`), for the faces
+    without a session journal (``pi-lsp exec``, ``pi-lsp mcp``). Routine allows go at DEBUG, so
+    :meth:`wants_routine` tells the policy to skip building them while DEBUG is off."""
+
+    __slots__ = ("log",)
+
+    def __init__(self, log: logging.Logger) -> None:
+        self.log = log
+
+    def __call__(self, entry: dict[str, Any]) -> None:
+        log_decision(self.log, entry)
+
+    def wants_routine(self) -> bool:
+        """True when routine allows would be logged (DEBUG is enabled for :attr:`log`)."""
+        return self.log.isEnabledFor(logging.DEBUG)
 
 
 def log_decision(log: logging.Logger, entry: dict[str, Any]) -> None:
