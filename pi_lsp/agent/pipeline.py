@@ -51,7 +51,7 @@ from pi_lsp.agent.hooks import (
 )
 from pi_lsp.agent.tool import ABORTED_MESSAGE, AbortSignal, Tool, ToolContext, ToolError, ToolResult
 from pi_lsp.agent.validation import validator_for
-from pi_lsp.llm.types import StopReason, TextContent, ToolCall, ToolResultMessage
+from pi_lsp.llm.types import StopReason, TextContent, ToolCall, ToolResultMessage, tool_result_message
 
 logger = logging.getLogger(__name__)
 
@@ -398,16 +398,7 @@ class _BatchRun:
         result, is_error = self.outcome(call, state, value)
         if self.pipeline._hooks(call.name)[1]:
             result, is_error = await self.after_hooks(call, tool, args, result, is_error)
-        self.finish(
-            index,
-            ToolResultMessage(
-                tool_call_id=call.id,
-                tool_name=call.name,
-                content=result.content,
-                details=result.details,
-                is_error=is_error,
-            ),
-        )
+        self.finish(index, tool_result_message(call.id, call.name, result.content, result.details, is_error))
 
     def outcome(self, call: ToolCall, state: int, value: Any) -> tuple[ToolResult, bool]:
         """The result and ``is_error`` of a tool's run in :func:`~pi_lsp.agent.eager.first_step` form."""

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from pi_lsp.llm.types import ResultContent, TextContent
+from pi_lsp.llm.types import ResultContent, text_content
 
 ABORTED_MESSAGE = "Operation aborted"
 """Pi's model-facing text for a call cancelled before or while it ran (pi-behaviour.md 1.5)."""
@@ -55,7 +55,7 @@ class ToolResult:
     @classmethod
     def text(cls, text: str, details: Any = None) -> "ToolResult":
         """A result with one text block."""
-        return cls(content=[TextContent(text=text)], details=details)
+        return cls(content=[text_content(text)], details=details)
 
 
 OnUpdate = Callable[[ToolResult], None]

@@ -58,7 +58,7 @@ from pi_lsp.agent.tool import AbortSignal
 from pi_lsp.exec.local_session import LocalToolSession, UnknownTools
 from pi_lsp.exec.output_watch import watch_reader_gone
 from pi_lsp.llm import json_text
-from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire, to_wire_json
+from pi_lsp.llm.types import TextContent, ToolCall, ToolResultMessage, to_wire, to_wire_json, tool_call
 from pi_lsp.policy.approvals import LogJournal
 from pi_lsp.tools.leftovers import clean_leftovers
 from pi_lsp.tools.shell.processes import become_child_subreaper
@@ -285,7 +285,7 @@ def parse_call(value: Any) -> ToolCall:
         raise BadLine('Invalid tool call: "name" must be a non-empty string')
     if not isinstance(raw_id, str):
         raise BadLine('Invalid tool call: "id" must be a string')
-    return ToolCall(id=raw_id, name=name, arguments=value.get("arguments", {}))
+    return tool_call(raw_id, name, value.get("arguments", {}))
 
 
 def error_wire(bad: BadLine) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -24,6 +24,9 @@ StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 def now_ms() -> int:
     """Current time as integer epoch milliseconds (the unit of every ``timestamp``)."""
     return time.time_ns() // 1_000_000
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class WireModel(BaseModel):
@@ -140,6 +143,68 @@ class ToolResultMessage(WireModel):
     details: Any = None
     is_error: bool = False
     timestamp: int = Field(default_factory=now_ms)
+
+
+_new_instance = object.__new__
+_set_attribute = object.__setattr__
+_RESULT_FIELDS_SET = frozenset({"tool_call_id", "tool_name", "content", "details", "is_error"})
+_CALL_FIELDS_SET = frozenset({"id", "name", "arguments"})
+_TEXT_FIELDS_SET = frozenset({"text"})
+
+
+def _built(cls: type[_Model], values: dict[str, Any], fields_set: frozenset[str]) -> _Model:
+    """An instance of ``cls`` holding ``values`` (every field, by name) as they are: what
+    pydantic's ``model_construct`` sets (``__dict__``, the fields set, no extra, no private
+    values), without its per-field alias walk, which costs four times a validation (issue 21).
+    Only for values the caller knows are of the fields' types; ``tests/test_llm_types.py`` pins
+    the result equal to a validated instance."""
+    instance = _new_instance(cls)
+    _set_attribute(instance, "__dict__", values)
+    _set_attribute(instance, "__pydantic_fields_set__", set(fields_set))
+    _set_attribute(instance, "__pydantic_extra__", None)
+    _set_attribute(instance, "__pydantic_private__", None)
+    return instance
+
+
+def tool_result_message(
+    tool_call_id: str, tool_name: str, content: list[Any], details: Any, is_error: bool
+) -> ToolResultMessage:
+    """``ToolResultMessage(tool_call_id=..., tool_name=..., content=..., details=..., is_error=...)``
+    (``timestamp`` now), built without validation when the values are already of the fields' types:
+    string id and name, a bool, and a list of :class:`TextContent` / :class:`ImageContent`
+    instances (copied, as validation copies it). Anything else is validated (and may raise
+    pydantic's ``ValidationError``). One is built per tool call (issue 21)."""
+    if type(tool_call_id) is str and type(tool_name) is str and type(is_error) is bool and type(content) is list:
+        for block in content:
+            if type(block) is not TextContent and type(block) is not ImageContent:
+                break
+        else:
+            return _built(ToolResultMessage, {
+                "role": "toolResult", "tool_call_id": tool_call_id, "tool_name": tool_name,
+                "content": list(content), "details": details, "is_error": is_error, "timestamp": now_ms(),
+            }, _RESULT_FIELDS_SET)
+    return ToolResultMessage(
+        tool_call_id=tool_call_id, tool_name=tool_name, content=content, details=details, is_error=is_error
+    )
+
+
+def text_content(text: str) -> TextContent:
+    """``TextContent(text=text)``, built without validation for a ``str`` (else validated); most
+    tool results are one text block (issue 21)."""
+    if type(text) is str:
+        return _built(TextContent, {"type": "text", "text": text}, _TEXT_FIELDS_SET)
+    return TextContent(text=text)
+
+
+def tool_call(call_id: str, name: str, arguments: Any) -> ToolCall:
+    """``ToolCall(id=call_id, name=name, arguments=arguments)`` for a string id and name (checked
+    by the caller, else validated), built without validation (``arguments`` is any value; the
+    pipeline validates it against the tool's schema). One is built per incoming call (issue 21)."""
+    if type(call_id) is str and type(name) is str:
+        return _built(ToolCall, {
+            "type": "toolCall", "id": call_id, "name": name, "arguments": arguments, "arguments_error": None,
+        }, _CALL_FIELDS_SET)
+    return ToolCall(id=call_id, name=name, arguments=arguments)
 
 
 Message = Annotated[
