@@ -294,6 +294,9 @@ class ArgumentValidator:
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
+        model.model_rebuild()  # a defer_build model: its validator exists from here on
+        self._validate_python = model.__pydantic_validator__.validate_python
+        """``model.model_validate`` without its Python frame (one call per tool call, issue 21)."""
         self.schema = json_schema_of(model)
         self._root = _compile(self.schema)
         self._flat = _flat_scalars(self._root)
@@ -323,7 +326,7 @@ class ArgumentValidator:
         if errors:
             raise ToolError(format_validation_error(tool_name, errors, raw))
         try:
-            return self.model.model_validate(converted)
+            return self._validate_python(converted)  # type: ignore[no-any-return]
         except ValidationError as exc:
             found = [
                 (".".join(str(part) for part in err["loc"]) or "root", str(err["msg"]))
