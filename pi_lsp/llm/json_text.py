@@ -90,7 +90,8 @@ def loads(text: str | bytes, *, max_depth: int | None = MAX_DEPTH) -> Any:
         value = _decode(text)
     except RecursionError:
         raise JsonTextError(f"JSON nested deeper than {max_depth or MAX_DEPTH} levels") from None
-    if max_depth is not None and may_nest_deeper(text, max_depth):
+    # valid JSON nested d levels deep holds at least 2 * d characters: short texts need no count
+    if max_depth is not None and len(text) > 2 * max_depth and may_nest_deeper(text, max_depth):
         check_depth(value, max_depth)
     return value
 
