@@ -127,23 +127,20 @@ _POSIX = os.name == "posix"
 _EXISTS_ARGS = {"effective_ids": True} if os.access in os.supports_effective_ids else {}
 
 
-def _dir_names_key() -> tuple[object, ...]:
-    """What the folders' names derive from: three environment variables and the temp directory.
+def _record_dir_names() -> tuple[str, str]:
+    """The names of both records folders, recomputed only when what they derive from changed:
+    three environment variables and the temp directory.
 
     On POSIX ``os.environ`` keeps its values in a dict of bytes (``_data``) that every change
     through ``os.environ`` updates; one look-up there costs a twentieth of ``os.environ.get``'s
     four Python frames, and this runs before every disk read (issue 21). Anything else (a
     replaced ``os.environ``, another platform) is read through the mapping."""
+    global _dir_names
     data = getattr(os.environ, "_data", None)
     if _POSIX and type(data) is dict:
-        return (data.get(_STATE_KEY), data.get(_XDG_KEY), data.get(_HOME_KEY), tempfile.tempdir)
-    return (os.environ.get(STATE_DIR_ENV), os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"), tempfile.tempdir)
-
-
-def _record_dir_names() -> tuple[str, str]:
-    """The names of both records folders, recomputed only when what they derive from changed."""
-    global _dir_names
-    key = _dir_names_key()
+        key = (data.get(_STATE_KEY), data.get(_XDG_KEY), data.get(_HOME_KEY), tempfile.tempdir)
+    else:
+        key = (os.environ.get(STATE_DIR_ENV), os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"), tempfile.tempdir)
     if _dir_names is None or _dir_names[0] != key:
         _dir_names = key, (_pending_writes_dir_name(), _fallback_dir_name())
     return _dir_names[1]

@@ -39,17 +39,20 @@ def _access(path: str, write: bool) -> None:
         raise access_denied(path, write=write)
 
 
-def _stat_file(path: str) -> os.stat_result:
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        if stat.S_ISDIR(info.st_mode):
-            raise node_error("EISDIR", path)
-        refuse_special(path, info.st_mode)
-    return info
+_WRITABLE = os.R_OK | os.W_OK
+S_ISREG = stat.S_ISREG
+
+
+def _refuse_not_file(path: str, mode: int) -> None:
+    """Raise for what is not a regular file: ``EISDIR`` for a directory, else
+    :class:`~pi_lsp.tools.file_io.regular_files.NotRegularFileError` (unopened)."""
+    if stat.S_ISDIR(mode):
+        raise node_error("EISDIR", path)
+    refuse_special(path, mode)
 
 
 def _read(path: Path, text: str) -> FileSnapshot:
-    data, _info = read_checked_file(text)  # _stat_file refused what is not a file a moment ago
+    data, _info = read_checked_file(text)  # _refuse_not_file refused what is not a file a moment ago
     return FileSnapshot(path, None, data, "disk")  # the real path is resolved if asked for
 
 
@@ -71,17 +74,21 @@ class LocalFileAccess:
 
     async def access(self, path: Path, *, write: bool = False) -> None:
         """Check ``path`` exists and is readable (and writable with ``write``); raise ``OSError``."""
-        _access(os.fspath(path), write)
+        text = os.fspath(path)
+        if not os.access(text, _WRITABLE if write else os.R_OK):  # granted: one system call, no frame
+            _access(text, write)
 
     async def read(self, path: Path, ctx: ToolContext | None = None, *, real_path: str | None = None) -> FileSnapshot:
         """The bytes of ``path`` on disk as a :class:`FileSnapshot` (``source="disk"``; ``real_path``
         is not needed on disk)."""
         text = os.fspath(path)  # a str from here on: a Path costs a Python call per system call
-        info = _stat_file(text)
+        info = os.stat(text)
+        if not S_ISREG(info.st_mode):
+            _refuse_not_file(text, info.st_mode)
         if pending_writes_waiting():  # a killed process may have left this file half written
             await asyncio.to_thread(recover_pending_writes, os.path.realpath(text))
-        if stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES:
-            return _read(path, text)
+        if info.st_size <= INLINE_READ_BYTES:  # read_checked_file: _refuse_not_file ruled out the rest
+            return FileSnapshot(path, None, read_checked_file(text)[0], "disk")
         return await asyncio.to_thread(_read, path, text)
 
     async def write(
