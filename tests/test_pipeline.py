@@ -337,3 +337,33 @@ def test_abort_signal_callbacks_run_once_and_can_be_removed() -> None:
     assert calls == ["a", "b"] and signal.reason == "first"
     signal.on_abort(lambda: calls.append("late"))  # already aborted: runs at once
     assert calls == ["a", "b", "late"]
+
+
+class _PlainExecute(FakeTool):
+    """A tool whose ``execute`` is a plain method: it raises at once or returns a future."""
+
+    def execute(self, args: Any, ctx: ToolContext) -> Any:  # type: ignore[override]
+        self.received.append(args)
+        if args.text == "raise":
+            raise ToolError("refused before any await")
+        if args.text == "crash":
+            raise RuntimeError("a bug before any await")
+        if args.text == "none":
+            return None
+        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        future.get_loop().call_soon(future.set_result, ToolResult.text("from a future"))
+        return future
+
+
+async def test_an_execute_that_is_not_a_coroutine_function_is_run_like_one() -> None:
+    """The pipeline runs a coroutine as it is and awaits anything else in one of its own; what a
+    plain execute raises at once is its result, as if it had raised after an await."""
+    pipeline = ToolPipeline([_PlainExecute("plain", echo)])
+    refused = await pipeline.execute(call("plain", {"text": "raise"}))
+    assert refused.is_error and text_of(refused) == "refused before any await"
+    crashed = await pipeline.execute(call("plain", {"text": "crash"}))
+    assert crashed.is_error and "a bug before any await" in text_of(crashed)
+    wrong = await pipeline.execute(call("plain", {"text": "none"}))
+    assert wrong.is_error and "NoneType" in text_of(wrong)
+    later = await pipeline.execute(call("plain", {"text": "future"}))
+    assert not later.is_error and text_of(later) == "from a future"

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
+from types import CoroutineType
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -139,20 +140,20 @@ class ToolPipeline:
         self._after = (*self._after, (hook, None if tools is None else frozenset(tools)))
         self._hooks_of.clear()
 
-    async def execute(
+    def execute(
         self,
         call: ToolCall,
         *,
         signal: AbortSignal | None = None,
         session_id: str = "external",
         emit: events.EventSink | None = None,
-    ) -> ToolResultMessage:
-        """Run one call through every step; always returns its ToolResultMessage (never raises for
-        the call's failures or its cancellation)."""
-        [result] = await self.execute_batch([call], signal=signal, session_id=session_id, emit=emit)
-        return result
+    ) -> Coroutine[Any, Any, ToolResultMessage]:
+        """Run one call through every step: ``await`` it for the call's ToolResultMessage (never
+        raises for the call's failures or its cancellation). The batch of one call, as
+        :meth:`execute_batch` runs it, without a coroutine of its own (issue 21)."""
+        return self._run([call], None, signal, session_id, emit, single=True)  # type: ignore[return-value]
 
-    async def execute_batch(
+    def execute_batch(
         self,
         calls: Sequence[ToolCall],
         *,
@@ -160,11 +161,25 @@ class ToolPipeline:
         signal: AbortSignal | None = None,
         session_id: str = "external",
         emit: events.EventSink | None = None,
-    ) -> list[ToolResultMessage]:
-        """Run the calls of one assistant message; one result per call, in source order."""
+    ) -> Coroutine[Any, Any, list[ToolResultMessage]]:
+        """Run the calls of one assistant message: ``await`` it for one result per call, in source
+        order (``calls`` is copied when this is called)."""
         calls = list(calls)
         if not calls:
-            return []
+            return _no_results()
+        return self._run(calls, stop_reason, signal, session_id, emit, single=False)  # type: ignore[return-value]
+
+    async def _run(
+        self,
+        calls: list[ToolCall],
+        stop_reason: StopReason | None,
+        signal: AbortSignal | None,
+        session_id: str,
+        emit: events.EventSink | None,
+        *,
+        single: bool,
+    ) -> list[ToolResultMessage] | ToolResultMessage:
+        """:meth:`execute_batch` of ``calls`` (not empty); with ``single``, the result of the only call."""
         batch_signal = AbortSignal()
         unlink = None
         if signal is not None:
@@ -173,14 +188,15 @@ class ToolPipeline:
         state, work = first_step(run.run(stop_reason))  # a small call is often done here, without a task
         try:
             if state == RETURNED:
-                return work  # type: ignore[no-any-return]
+                return work[0] if single else work  # type: ignore[no-any-return]
             if state == RAISED:
                 raise work
             if state == CANCELLED:
                 raise asyncio.CancelledError
             while True:
                 try:
-                    return await asyncio.shield(work)
+                    results = await asyncio.shield(work)
+                    return results[0] if single else results  # type: ignore[no-any-return]
                 except asyncio.CancelledError:
                     if work.cancelled():
                         raise
@@ -215,6 +231,10 @@ class ToolPipeline:
 
     def _lookup(self, name: str) -> Tool | None:
         return self.tools.get(name) if name in self._active else None
+
+
+async def _no_results() -> list[ToolResultMessage]:
+    return []
 
 
 def _error_message(call: ToolCall, text: str, details: Any) -> ToolResultMessage:
@@ -327,7 +347,18 @@ class _BatchRun:
                 args = validator_for(tool.args_model).validate(tool.name, prepared)
             except ToolError as exc:
                 raise _Failed(exc.message) from None
-            await self.before_hooks(call, tool, args)
+            for hook in self.pipeline._hooks(call.name)[0]:  # the before chain (a hook blocks by raising _Failed)
+                state, verdict = first_step(hook(BeforeToolCallContext(call, tool, args, self.session_id), self.signal))
+                if state == WAITING:
+                    state, verdict = await self.settle(verdict)
+                if state == RAISED:
+                    if not isinstance(verdict, Exception):
+                        raise verdict
+                    raise _Failed(hook_error_message(verdict))
+                if state == CANCELLED:
+                    raise _Failed(ABORTED_MESSAGE)
+                if verdict is not None and verdict.block:
+                    raise _Failed(verdict.reason or BLOCKED_MESSAGE)
             if self.signal.aborted:
                 raise _Failed(ABORTED_MESSAGE)
             return tool, args
@@ -346,21 +377,6 @@ class _BatchRun:
             return prepare(raw)
         except ToolError as exc:
             raise _Failed(exc.message, exc.details) from None
-
-    async def before_hooks(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
-        """Run the before chain; raises :class:`_Failed` when a hook blocks, raises or is aborted."""
-        for hook in self.pipeline._hooks(call.name)[0]:
-            state, verdict = first_step(hook(BeforeToolCallContext(call, tool, args, self.session_id), self.signal))
-            if state == WAITING:
-                state, verdict = await self.settle(verdict)
-            if state == RAISED:
-                if not isinstance(verdict, Exception):
-                    raise verdict
-                raise _Failed(hook_error_message(verdict))
-            if state == CANCELLED:
-                raise _Failed(ABORTED_MESSAGE)
-            if verdict is not None and verdict.block:
-                raise _Failed(verdict.reason or BLOCKED_MESSAGE)
 
     async def settle(self, task: asyncio.Future[T]) -> tuple[int, Any]:
         """Wait for the task of a hook or a tool that waits (:func:`~pi_lsp.agent.eager.first_step`
@@ -390,7 +406,15 @@ class _BatchRun:
 
         context = ToolContext(call.id, self.signal, on_update, self.session_id)
         try:
-            state, value = first_step(_run_tool(tool, args, context))
+            try:
+                running = tool.execute(args, context)  # an async def's coroutine: run as it is
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # an execute that is not an async def raised: as if it had awaited
+                running = _raising(exc)
+            if type(running) is not CoroutineType:  # an awaitable of another kind: awaited in a coroutine
+                running = _awaited(running)
+            state, value = first_step(running)
             if state == WAITING:
                 state, value = await self.settle(value)
         finally:
@@ -433,5 +457,9 @@ def _canceller(task: asyncio.Future[Any]) -> Callable[[], None]:
     return lambda: task.get_loop().call_soon(task.cancel)
 
 
-async def _run_tool(tool: Tool, args: BaseModel, context: ToolContext) -> ToolResult:
-    return await tool.execute(args, context)
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+async def _raising(exc: BaseException) -> Any:
+    raise exc
