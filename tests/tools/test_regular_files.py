@@ -115,3 +115,25 @@ def test_grep_refuses_a_fifo_or_device_path_without_blocking(tmp_path: Path, fif
     (tmp_path / "a.txt").write_text("x marks\n")
     found = _exec(tmp_path, {"id": "d", "name": "grep", "arguments": {"pattern": "x", "path": "."}})
     assert found["content"][0]["text"] == "a.txt:1: x marks"
+
+
+def test_a_file_system_that_honours_o_nonblock_is_read_blocking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small file is read on its non-blocking descriptor; where the file system answers EAGAIN
+    (some FUSE ones honour O_NONBLOCK on files), the descriptor is made blocking and the read
+    asked again: the whole file, nothing lost or doubled."""
+    from pi_lsp.tools.file_io import regular_files
+
+    (tmp_path / "f.txt").write_bytes(b"line one\nline two\n")
+    real_read = os.read
+    refused: list[int] = []
+
+    def eagain_while_non_blocking(fd: int, size: int) -> bytes:
+        if not os.get_blocking(fd):
+            refused.append(fd)
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_read(fd, size)
+
+    monkeypatch.setattr(regular_files.os, "read", eagain_while_non_blocking)
+    data, info = regular_files.read_checked_file(str(tmp_path / "f.txt"))
+    assert data == b"line one\nline two\n" and info.st_size == len(data)
+    assert len(refused) == 1  # asked once non-blocking, then blocking

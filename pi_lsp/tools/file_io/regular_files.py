@@ -4,7 +4,8 @@ Reading ``/dev/zero`` never ends (memory grows without bound), opening a FIFO bl
 (or reader) appears, and opening some devices has side effects. So the file tools stat a path first
 (following symlinks) and refuse anything that is neither a regular file nor a directory (a
 directory keeps its ``EISDIR`` error) before any ``open``. A path swapped for a FIFO between the
-stat and the open is caught too: reads open with ``O_NONBLOCK`` and check again with ``fstat``.
+stat and the open is caught too: reads open with ``O_NONBLOCK`` and check again with ``fstat``
+(a regular file's reads then block where the file system makes them: see :func:`_read_small`).
 """
 
 from __future__ import annotations
@@ -71,10 +72,10 @@ def read_checked_file(path: str | Path) -> tuple[bytes, os.stat_result]:
             if stat.S_ISDIR(info.st_mode):
                 raise node_error("EISDIR", path)
             refuse_special(path, info.st_mode)
-        os.set_blocking(fd, True)
         if 0 < info.st_size <= SMALL_FILE_BYTES:
-            data = _read_small(fd, info.st_size)
+            data = _read_small(fd, info.st_size)  # O_NONBLOCK cleared only if it matters (EAGAIN)
         else:
+            os.set_blocking(fd, True)
             with os.fdopen(fd, "rb", closefd=False) as handle:
                 data = handle.read()
     finally:
@@ -90,14 +91,23 @@ costs more than the read of a small file); larger ones with the file object's ``
 def _read_small(fd: int, size: int) -> bytes:
     """Every byte up to end of file, asking for ``size + 1`` bytes first: a file of ``size``
     bytes takes two reads (the second finds the end) and its bytes are not copied again; a file
-    that grew meanwhile is read on to its end."""
-    first = os.read(fd, size + 1)
-    if not first:
-        return first
-    chunks = [first]
-    while chunk := os.read(fd, 1 << 16):
+    that grew meanwhile is read on to its end.
+
+    ``fd`` may be non-blocking: local file systems ignore ``O_NONBLOCK`` for regular files, so it
+    is left on (one system call less per read, issue 21); one that honours it (some FUSE file
+    systems) answers ``EAGAIN``, and the descriptor is then made blocking and the read asked again."""
+    chunks: list[bytes] = []
+    want = size + 1
+    while True:
+        try:
+            chunk = os.read(fd, want)
+        except BlockingIOError:
+            os.set_blocking(fd, True)
+            continue
+        if not chunk:
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         chunks.append(chunk)
-    return first if len(chunks) == 1 else b"".join(chunks)
+        want = 1 << 16
 
 
 def _stat_or_eisdir(path: str | Path) -> os.stat_result:
