@@ -35,6 +35,7 @@ def _reject_constant(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 """One strict decoder for every text: ``json.loads`` with an option builds a new one per call."""
+_SCAN = _DECODER.scan_once
 
 _ENCODERS: dict[tuple[bool, Any], json.JSONEncoder] = {}
 """Encoders by (``ensure_ascii``, ``default``), reused as ``json.dumps`` would not; kept small."""
@@ -42,12 +43,25 @@ _MAX_ENCODERS = 8
 
 
 def _decode(text: str | bytes) -> Any:
-    """``json.loads(text, parse_constant=_reject_constant)`` with the shared decoder (same errors)."""
+    """``json.loads(text, parse_constant=_reject_constant)`` with the shared decoder (same errors).
+
+    An object with nothing around it (every LSP body, every ``exec`` line) goes to the decoder's
+    C scanner directly, without ``JSONDecoder.decode``'s two frames and whitespace matches
+    (issue 21); anything else, and any text the scanner does not take whole, is decoded as before
+    (so errors keep their messages)."""
     if isinstance(text, bytes):
-        return _DECODER.decode(text.decode(json.detect_encoding(text), "surrogatepass"))
-    if isinstance(text, str) and not text.startswith("\ufeff"):
-        return _DECODER.decode(text)
-    return json.loads(text, parse_constant=_reject_constant)  # its BOM and type errors
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    elif not isinstance(text, str) or text.startswith("\ufeff"):
+        return json.loads(text, parse_constant=_reject_constant)  # its BOM and type errors
+    if text[:1] == "{" and text[-1:] == "}":
+        try:
+            value, end = _SCAN(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return _DECODER.decode(text)
 
 
 def _encoder(ensure_ascii: bool, default: Any) -> json.JSONEncoder:
