@@ -149,9 +149,11 @@ def utf8_window(
     one ``bytes.count`` over ``data`` plus the skipped lines' blocks, and only the returned lines
     are decoded.
     """
-    total = data.count(b"\n") + 1
-    if offset is None and limit is None and total <= max_lines and len(data) <= max_bytes:
+    if offset is None and limit is None and len(data) <= max_bytes and (
+        len(data) < max_lines or data.count(b"\n") < max_lines  # fewer bytes than lines: no count
+    ):
         return data.decode("utf-8"), None  # the common case: a whole file within both limits
+    total = data.count(b"\n") + 1
     start = _start_index(offset, total)
     begin = _skip_lines(data, 0, start) if start else 0
     user_limited: int | None = None
