@@ -211,7 +211,7 @@ def test_a_json_text_result_is_put_into_pyglss_frame_as_it_is() -> None:
     protocol = server.protocol
     result = {"content": [{"type": "text", "text": "é\n\"x\" \u2028"}], "isError": False}
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode()
-    for msg_id in (7, "id-1"):
+    for msg_id in (7, -2, 10**20, "id-1", "é \"q\" \\ \u2028\ud800"):  # ids escaped as pygls escapes them
         JsonRPCProtocol._send_response(protocol, msg_id, result=result)  # pygls's own path
         protocol._send_response(msg_id, result=JsonText(text))
         own_head, own_body = frames[-2].split(b"\r\n\r\n", 1)

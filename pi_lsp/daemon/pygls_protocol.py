@@ -37,6 +37,7 @@ import logging
 from typing import Any
 
 import cattrs
+from json.encoder import encode_basestring_ascii as _encode_string
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import (
@@ -111,6 +112,26 @@ def eager_start(handler: Any) -> Any:
     """
     handler.eager_start = True
     return handler
+
+
+def _response_head(msg_id: Any) -> bytes:
+    """The bytes of a response to ``msg_id`` up to its result: ``{"id": 4, "jsonrpc": "2.0", "result": ``,
+    as :func:`pi_lsp.llm.json_text.dumps` writes that object (``json``'s default separators, ASCII).
+
+    An ``int`` or ``str`` id (what JSON-RPC allows a request) is written by hand, with ``json``'s
+    own string escaper: the encoder costs more than the rest of a small read's response (issue 21).
+    """
+    if type(msg_id) is int:
+        text = repr(msg_id)
+    elif type(msg_id) is str:
+        text = _encode_string(msg_id)
+    else:
+        head = json_text.dumps({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": None})
+        return head[: -len("null}")].encode("ascii")
+    return b'{"id": ' + text.encode("ascii") + _HEAD_REST
+
+
+_HEAD_REST = f', "jsonrpc": "{JsonRPCProtocol.VERSION}", "result": '.encode("ascii")
 
 
 def _has_fields(message: Any, fields: tuple[str, ...]) -> bool:
@@ -200,8 +221,7 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
                 self._send_data({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": result})
                 return
             if type(result) is JsonText:  # the frame pygls would write, with the result's own text
-                head = json_text.dumps({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": None})
-                self._write_frame(head[: -len("null}")].encode(self.CHARSET) + result.data + b"}", response=True)
+                self._write_frame(_response_head(msg_id) + result.data + b"}", response=True)
                 return
         super()._send_response(msg_id, result, error)
 
