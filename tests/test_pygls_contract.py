@@ -34,6 +34,8 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
         ("kwargs", "POSITIONAL_OR_KEYWORD"),
     ],
     "structure_message": [("data", "POSITIONAL_OR_KEYWORD")],
+    "_handle_request": [("msg_id", "POSITIONAL_OR_KEYWORD"), ("method_name", "POSITIONAL_OR_KEYWORD"),
+                        ("params", "POSITIONAL_OR_KEYWORD")],
     "_send_response": [("msg_id", "POSITIONAL_OR_KEYWORD"), ("result", "POSITIONAL_OR_KEYWORD"),
                        ("error", "POSITIONAL_OR_KEYWORD")],
     "_serialize_message": [("data", "POSITIONAL_OR_KEYWORD")],
@@ -71,6 +73,17 @@ def test_the_hook_exists_with_the_signature_pi_lsp_relies_on(name: str) -> None:
 def test_send_request_async_still_goes_through_send_request() -> None:
     source = inspect.getsource(LanguageServerProtocol.send_request_async)
     assert "self.send_request(" in source, "pygls's send_request_async no longer calls send_request: re-check PiProtocol's nudge"
+
+
+def test_pyglss_answer_of_a_returned_handler_is_what_send_returned_mirrors() -> None:
+    # RobustLanguageServerProtocol._send_returned answers an eager handler's value as pygls's
+    # _send_handler_result answers a future holding it; _handle_request sets the request's id first
+    source = inspect.getsource(LanguageServerProtocol._send_handler_result)
+    for line in ("self._request_futures.pop(msg_id, None)", "self._send_response(msg_id, result=future.result())",
+                 "except JsonRpcException as exc:", "self._server._report_server_error(exc, FeatureRequestError)",
+                 "error = JsonRpcInternalError.of(sys.exc_info())"):
+        assert line in source, f"pygls's _send_handler_result changed ({line!r}): re-check _send_returned"
+    assert "self._ctx_msg_id.set(msg_id)" in inspect.getsource(LanguageServerProtocol._handle_request)
 
 
 def test_the_attributes_pi_lsp_reads_exist() -> None:
@@ -230,10 +243,14 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     server, frames = _recording_server()
     protocol = server.protocol
     gate = asyncio.Event()
+    seen: list[Any] = []
 
     @server.feature("contract/eager")
     @eager_start
     async def eager(ls: LanguageServer, params: Any) -> dict[str, Any]:
+        seen.append(ls.protocol.msg_id)
+        if params.get("fail"):
+            raise ValueError("no")
         if params.get("wait"):
             await gate.wait()
         return {"ok": params.get("wait", False)}
@@ -249,3 +266,9 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     await task
     await asyncio.sleep(0)
     assert len(frames) == 2 and frames[1].endswith(b'"result": {"ok": true}}')
+    # raised in its first step: answered at once with an error, as pygls answers a failed handler
+    protocol.handle_message(protocol.structure_message(
+        {"jsonrpc": "2.0", "id": "three", "method": "contract/eager", "params": {"fail": True}}))
+    assert len(frames) == 3 and b'"id": "three"' in frames[2] and b'"error"' in frames[2]
+    assert "three" not in protocol._request_futures
+    assert seen == [1, 2, "three"]  # the request's id is the protocol's msg_id while its handler runs

@@ -131,6 +131,16 @@ class PiProtocol(RobustLanguageServerProtocol):
         try:
             self._send_result(future, msg_id=msg_id)
         finally:
+            self._replied(msg_id)
+
+    def _send_returned(self, msg_id: Any, value: Any) -> None:
+        try:
+            super()._send_returned(msg_id, value)
+        finally:
+            self._replied(msg_id)
+
+    def _replied(self, msg_id: Any) -> None:
+        if self._reply_waiters:
             waiter = self._reply_waiters.pop(msg_id, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
