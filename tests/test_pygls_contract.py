@@ -15,6 +15,7 @@ import inspect
 from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 
@@ -272,3 +273,25 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     assert len(frames) == 3 and b'"id": "three"' in frames[2] and b'"error"' in frames[2]
     assert "three" not in protocol._request_futures
     assert seen == [1, 2, "three"]  # the request's id is the protocol's msg_id while its handler runs
+
+
+def test_a_pi_request_is_structured_as_the_general_path_structures_it() -> None:
+    # issue 21: PiProtocol builds pi/* requests itself; the same message as the cattrs path, and
+    # lsprotocol has no pi/* method that would need its type
+    from lsprotocol import types
+
+    from pi_lsp.daemon.server import create_server
+
+    assert not [method for method in types.METHOD_TO_TYPES if method.startswith("pi/")]
+    protocol = create_server().protocol
+    for data in (
+        {"jsonrpc": "2.0", "id": 3, "method": "pi/executeToolCall", "params": {"toolCall": {"id": "a"}}},
+        {"jsonrpc": "2.0", "id": "x", "method": "pi/listTools"},
+        {"jsonrpc": "2.0", "id": 4, "method": "pi/listTools", "params": None},
+        {"jsonrpc": "2.0", "id": 5, "method": "pi/setActiveTools", "params": [1, 2]},
+    ):
+        general = RobustLanguageServerProtocol.structure_message(protocol, data)
+        mine = protocol.structure_message(data)
+        assert type(mine) is type(general) and mine == general
+    with pytest.raises(JsonRpcInvalidParams):  # an unknown field is refused, as before
+        protocol.structure_message({"jsonrpc": "2.0", "id": 6, "method": "pi/listTools", "extra": 1})
