@@ -85,6 +85,8 @@ def test_pyglss_answer_of_a_returned_handler_is_what_send_returned_mirrors() -> 
                  "error = JsonRpcInternalError.of(sys.exc_info())"):
         assert line in source, f"pygls's _send_handler_result changed ({line!r}): re-check _send_returned"
     assert "self._ctx_msg_id.set(msg_id)" in inspect.getsource(LanguageServerProtocol._handle_request)
+    # PiLanguageServer.tool_request reads the variable behind protocol.msg_id itself
+    assert "ctx.get(self._ctx_msg_id)" in inspect.getsource(JsonRPCProtocol.msg_id.fget)
 
 
 def test_the_attributes_pi_lsp_reads_exist() -> None:
