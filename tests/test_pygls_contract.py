@@ -35,8 +35,6 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
         ("kwargs", "POSITIONAL_OR_KEYWORD"),
     ],
     "structure_message": [("data", "POSITIONAL_OR_KEYWORD")],
-    "_handle_request": [("msg_id", "POSITIONAL_OR_KEYWORD"), ("method_name", "POSITIONAL_OR_KEYWORD"),
-                        ("params", "POSITIONAL_OR_KEYWORD")],
     "_send_response": [("msg_id", "POSITIONAL_OR_KEYWORD"), ("result", "POSITIONAL_OR_KEYWORD"),
                        ("error", "POSITIONAL_OR_KEYWORD")],
     "_serialize_message": [("data", "POSITIONAL_OR_KEYWORD")],
@@ -78,7 +76,7 @@ def test_send_request_async_still_goes_through_send_request() -> None:
 
 def test_pyglss_answer_of_a_returned_handler_is_what_send_returned_mirrors() -> None:
     # RobustLanguageServerProtocol._send_returned answers an eager handler's value as pygls's
-    # _send_handler_result answers a future holding it; _handle_request sets the request's id first
+    # _send_handler_result answers a future holding it, setting the request's id first as _handle_request does
     source = inspect.getsource(LanguageServerProtocol._send_handler_result)
     for line in ("self._request_futures.pop(msg_id, None)", "self._send_response(msg_id, result=future.result())",
                  "except JsonRpcException as exc:", "self._server._report_server_error(exc, FeatureRequestError)",

@@ -26,8 +26,8 @@ time), one to three checks per message (issue 21). ``_send_response``: a result 
 :class:`JsonResult` (JSON already) is sent as the plain dict pygls's converter would build from
 it, without cattrs walking it (about 12 us of a small read's response, issue 21).
 ``_execute_handler``: a handler marked :func:`eager_start` runs its first step at once; a request
-of such a handler is started by ``_handle_request`` itself and, when that step returns, answered
-without a future (:meth:`RobustLanguageServerProtocol._send_returned`).
+of such a handler is started by ``handle_message`` itself (not pygls's ``_handle_request``) and,
+when that step returns, answered without a future (:meth:`RobustLanguageServerProtocol._send_returned`).
 """
 
 from __future__ import annotations
@@ -144,6 +144,9 @@ def _response_head(msg_id: Any) -> bytes:
 _HEAD_REST = f', "jsonrpc": "{JsonRPCProtocol.VERSION}", "result": '.encode("ascii")
 
 
+_UNSEEN = object()
+
+
 def _is_eager(handler: Any) -> bool:
     """Whether ``handler`` (or the function a ``functools.partial`` wraps) is marked :func:`eager_start`."""
     return getattr(getattr(handler, "func", handler), "eager_start", False)
@@ -167,6 +170,8 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         self._finished: list[tuple[Any, Any]] = []
         """(request id, future) of handlers done since the last handler execution."""
         self._loop_seen: asyncio.AbstractEventLoop | None = None
+        self._eager_handlers: dict[str, Any] = {}
+        """Registered request methods -> their :func:`eager_start` handler, or ``None`` (see :meth:`_eager_handler`)."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """``data`` (a decoded JSON-RPC object) as pygls's typed message.
@@ -217,7 +222,14 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         context = contextvars.copy_context()
         if _has_fields(message, _REQUEST_FIELDS):
             pygls_logger.debug("Request %r received", message.method)
-            context.run(self._handle_request, message.id, message.method, message.params)
+            method = message.method
+            handler = self._eager_handlers.get(method, _UNSEEN)
+            if handler is _UNSEEN:
+                handler = self._eager_handler(method)
+            if handler is None:
+                context.run(self._handle_request, message.id, method, message.params)
+            else:
+                context.run(self._handle_eager_request, handler, message.id, method, message.params)
         elif _has_fields(message, _NOTIFICATION_FIELDS):
             pygls_logger.debug("Notification %r received", message.method)
             context.run(self._handle_notification, message.method, message.params)
@@ -331,23 +343,19 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         future.add_done_callback(callback)
         future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))
 
-    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
-        """pygls's request handling; a request whose handler is marked :func:`eager_start` is
+    def _handle_eager_request(self, handler: Any, msg_id: Any, method_name: str, params: Any) -> None:
+        """pygls's ``_handle_request`` for a request whose ``handler`` is marked :func:`eager_start`:
         started here, and answered here when its first step returns, without pygls's future,
         callback ``partial`` and the calls between them (issue 21): what pygls's
         ``_send_handler_result`` does with a future that holds the value, :meth:`_send_returned`
         does with the value. Any other outcome is a future, handled as pygls would."""
-        handler = None if method_name in self.fm.builtin_features else self.fm.features.get(method_name)
-        if handler is None or not _is_eager(handler):
-            super()._handle_request(msg_id, method_name, params)
-            return
         self._ctx_msg_id.set(msg_id)
         if self._finished:
             self._forget_finished()
         try:
             coro = handler(params)
         except Exception:  # the call itself failed: pygls calls it again and answers the error
-            super()._handle_request(msg_id, method_name, params)
+            self._handle_request(msg_id, method_name, params)
             return
         if not asyncio.iscoroutine(coro):
             future = eager_future(coro)
@@ -361,6 +369,22 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
                 return
             future = payload if state == WAITING else self._settled(state, payload)
         self._answer_or_track(msg_id, future, partial(self._send_handler_result, msg_id=msg_id))
+
+    def _eager_handler(self, method_name: str) -> Any:
+        """The handler of ``method_name`` when it is marked :func:`eager_start`, else ``None``;
+        remembered for a registered method (pygls refuses to register one twice), so the
+        requests of other handlers pay one dictionary lookup in :meth:`handle_message` for it."""
+        fm = self.fm
+        if method_name in fm.builtin_features:
+            handler = None
+        else:
+            handler = fm.features.get(method_name)
+            if handler is None:  # not registered (yet): MethodNotFound, remembered nowhere
+                return None
+            if not _is_eager(handler):
+                handler = None
+        self._eager_handlers[method_name] = handler
+        return handler
 
     def _settled(self, state: int, payload: Any) -> asyncio.Future[Any]:
         """A done future holding a :func:`~pi_lsp.agent.eager.first_step` outcome that raised
