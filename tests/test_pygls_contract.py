@@ -15,6 +15,7 @@ import inspect
 from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 
@@ -71,6 +72,19 @@ def test_the_hook_exists_with_the_signature_pi_lsp_relies_on(name: str) -> None:
 def test_send_request_async_still_goes_through_send_request() -> None:
     source = inspect.getsource(LanguageServerProtocol.send_request_async)
     assert "self.send_request(" in source, "pygls's send_request_async no longer calls send_request: re-check PiProtocol's nudge"
+
+
+def test_pyglss_answer_of_a_returned_handler_is_what_send_returned_mirrors() -> None:
+    # RobustLanguageServerProtocol._send_returned answers an eager handler's value as pygls's
+    # _send_handler_result answers a future holding it, setting the request's id first as _handle_request does
+    source = inspect.getsource(LanguageServerProtocol._send_handler_result)
+    for line in ("self._request_futures.pop(msg_id, None)", "self._send_response(msg_id, result=future.result())",
+                 "except JsonRpcException as exc:", "self._server._report_server_error(exc, FeatureRequestError)",
+                 "error = JsonRpcInternalError.of(sys.exc_info())"):
+        assert line in source, f"pygls's _send_handler_result changed ({line!r}): re-check _send_returned"
+    assert "self._ctx_msg_id.set(msg_id)" in inspect.getsource(LanguageServerProtocol._handle_request)
+    # PiLanguageServer.tool_request reads the variable behind protocol.msg_id itself
+    assert "ctx.get(self._ctx_msg_id)" in inspect.getsource(JsonRPCProtocol.msg_id.fget)
 
 
 def test_the_attributes_pi_lsp_reads_exist() -> None:
@@ -211,7 +225,7 @@ def test_a_json_text_result_is_put_into_pyglss_frame_as_it_is() -> None:
     protocol = server.protocol
     result = {"content": [{"type": "text", "text": "é\n\"x\" \u2028"}], "isError": False}
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode()
-    for msg_id in (7, "id-1"):
+    for msg_id in (7, -2, 10**20, "id-1", "é \"q\" \\ \u2028\ud800"):  # ids escaped as pygls escapes them
         JsonRPCProtocol._send_response(protocol, msg_id, result=result)  # pygls's own path
         protocol._send_response(msg_id, result=JsonText(text))
         own_head, own_body = frames[-2].split(b"\r\n\r\n", 1)
@@ -230,10 +244,14 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     server, frames = _recording_server()
     protocol = server.protocol
     gate = asyncio.Event()
+    seen: list[Any] = []
 
     @server.feature("contract/eager")
     @eager_start
     async def eager(ls: LanguageServer, params: Any) -> dict[str, Any]:
+        seen.append(ls.protocol.msg_id)
+        if params.get("fail"):
+            raise ValueError("no")
         if params.get("wait"):
             await gate.wait()
         return {"ok": params.get("wait", False)}
@@ -249,3 +267,31 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     await task
     await asyncio.sleep(0)
     assert len(frames) == 2 and frames[1].endswith(b'"result": {"ok": true}}')
+    # raised in its first step: answered at once with an error, as pygls answers a failed handler
+    protocol.handle_message(protocol.structure_message(
+        {"jsonrpc": "2.0", "id": "three", "method": "contract/eager", "params": {"fail": True}}))
+    assert len(frames) == 3 and b'"id": "three"' in frames[2] and b'"error"' in frames[2]
+    assert "three" not in protocol._request_futures
+    assert seen == [1, 2, "three"]  # the request's id is the protocol's msg_id while its handler runs
+
+
+def test_a_pi_request_is_structured_as_the_general_path_structures_it() -> None:
+    # issue 21: PiProtocol builds pi/* requests itself; the same message as the cattrs path, and
+    # lsprotocol has no pi/* method that would need its type
+    from lsprotocol import types
+
+    from pi_lsp.daemon.server import create_server
+
+    assert not [method for method in types.METHOD_TO_TYPES if method.startswith("pi/")]
+    protocol = create_server().protocol
+    for data in (
+        {"jsonrpc": "2.0", "id": 3, "method": "pi/executeToolCall", "params": {"toolCall": {"id": "a"}}},
+        {"jsonrpc": "2.0", "id": "x", "method": "pi/listTools"},
+        {"jsonrpc": "2.0", "id": 4, "method": "pi/listTools", "params": None},
+        {"jsonrpc": "2.0", "id": 5, "method": "pi/setActiveTools", "params": [1, 2]},
+    ):
+        general = RobustLanguageServerProtocol.structure_message(protocol, data)
+        mine = protocol.structure_message(data)
+        assert type(mine) is type(general) and mine == general
+    with pytest.raises(JsonRpcInvalidParams):  # an unknown field is refused, as before
+        protocol.structure_message({"jsonrpc": "2.0", "id": 6, "method": "pi/listTools", "extra": 1})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import inspect
+from collections.abc import Awaitable
 from pathlib import Path
 
 from pi_lsp.agent.tool import ToolContext, ToolError
@@ -52,15 +53,18 @@ class JournalingFileAccess:
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
 
-    async def access(self, path: Path, *, write: bool = False) -> None:
-        await self.inner.access(path, write=write)
+    def access(self, path: Path, *, write: bool = False) -> Awaitable[None]:
+        """The wrapped ``access`` (its awaitable, handed on without a coroutine of its own: a tool
+        call awaits one layer, not three; issue 21)."""
+        return self.inner.access(path, write=write)
 
-    async def read(
+    def read(
         self, path: Path, ctx: ToolContext | None = None, *, remember: bool = True, real_path: str | None = None
-    ) -> FileSnapshot:
+    ) -> Awaitable[FileSnapshot]:
+        """The wrapped ``read`` (its awaitable, as :meth:`access`); ``remember=False``: :func:`peek`."""
         if not remember:  # on a tool's behalf (the language tools' lookups), not the model's read
-            return await peek(self.inner, path)
-        return await self.inner.read(path, ctx, real_path=real_path)
+            return peek(self.inner, path)
+        return self.inner.read(path, ctx, real_path=real_path)
 
     async def write_files(
         self, writes: list[FileWrite], *, label: str, annotation: str, ctx: ToolContext | None = None

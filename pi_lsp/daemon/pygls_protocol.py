@@ -25,7 +25,9 @@ which costs 10 to 20 us per check on Python 3.11 (the protocol's members are col
 time), one to three checks per message (issue 21). ``_send_response``: a result marked
 :class:`JsonResult` (JSON already) is sent as the plain dict pygls's converter would build from
 it, without cattrs walking it (about 12 us of a small read's response, issue 21).
-``_execute_handler``: a handler marked :func:`eager_start` runs its first step at once.
+``_execute_handler``: a handler marked :func:`eager_start` runs its first step at once; a request
+of such a handler is started by ``handle_message`` itself (not pygls's ``_handle_request``) and,
+when that step returns, answered without a future (:meth:`RobustLanguageServerProtocol._send_returned`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,19 @@ import asyncio
 import contextvars
 import inspect
 import logging
+import sys
+from functools import partial
 from typing import Any
 
 import cattrs
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from json.encoder import encode_basestring_ascii as _encode_string
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import (
     JsonRPCNotification,
@@ -50,7 +61,7 @@ from pygls.protocol.json_rpc import (
 )
 from lsprotocol.types import EXIT, ResponseErrorMessage
 
-from pi_lsp.agent.eager import eager_future
+from pi_lsp.agent.eager import RAISED, RETURNED, WAITING, eager_future, first_step
 from pi_lsp.llm import json_text
 
 logger = logging.getLogger(__name__)
@@ -113,6 +124,34 @@ def eager_start(handler: Any) -> Any:
     return handler
 
 
+def _response_head(msg_id: Any) -> bytes:
+    """The bytes of a response to ``msg_id`` up to its result: ``{"id": 4, "jsonrpc": "2.0", "result": ``,
+    as :func:`pi_lsp.llm.json_text.dumps` writes that object (``json``'s default separators, ASCII).
+
+    An ``int`` or ``str`` id (what JSON-RPC allows a request) is written by hand, with ``json``'s
+    own string escaper: the encoder costs more than the rest of a small read's response (issue 21).
+    """
+    if type(msg_id) is int:
+        text = repr(msg_id)
+    elif type(msg_id) is str:
+        text = _encode_string(msg_id)
+    else:
+        head = json_text.dumps({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": None})
+        return head[: -len("null}")].encode("ascii")
+    return b'{"id": ' + text.encode("ascii") + _HEAD_REST
+
+
+_HEAD_REST = f', "jsonrpc": "{JsonRPCProtocol.VERSION}", "result": '.encode("ascii")
+
+
+_UNSEEN = object()
+
+
+def _is_eager(handler: Any) -> bool:
+    """Whether ``handler`` (or the function a ``functools.partial`` wraps) is marked :func:`eager_start`."""
+    return getattr(getattr(handler, "func", handler), "eager_start", False)
+
+
 def _has_fields(message: Any, fields: tuple[str, ...]) -> bool:
     """``isinstance(message, P)`` for a ``runtime_checkable`` protocol ``P`` of data members only
     (what Python 3.11 checks: every member is an attribute of ``message``), ``fields`` its members."""
@@ -131,6 +170,8 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         self._finished: list[tuple[Any, Any]] = []
         """(request id, future) of handlers done since the last handler execution."""
         self._loop_seen: asyncio.AbstractEventLoop | None = None
+        self._eager_handlers: dict[str, Any] = {}
+        """Registered request methods -> their :func:`eager_start` handler, or ``None`` (see :meth:`_eager_handler`)."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """``data`` (a decoded JSON-RPC object) as pygls's typed message.
@@ -181,7 +222,14 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         context = contextvars.copy_context()
         if _has_fields(message, _REQUEST_FIELDS):
             pygls_logger.debug("Request %r received", message.method)
-            context.run(self._handle_request, message.id, message.method, message.params)
+            method = message.method
+            handler = self._eager_handlers.get(method, _UNSEEN)
+            if handler is _UNSEEN:
+                handler = self._eager_handler(method)
+            if handler is None:
+                context.run(self._handle_request, message.id, method, message.params)
+            else:
+                context.run(self._handle_eager_request, handler, message.id, method, message.params)
         elif _has_fields(message, _NOTIFICATION_FIELDS):
             pygls_logger.debug("Notification %r received", message.method)
             context.run(self._handle_notification, message.method, message.params)
@@ -200,8 +248,7 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
                 self._send_data({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": result})
                 return
             if type(result) is JsonText:  # the frame pygls would write, with the result's own text
-                head = json_text.dumps({"id": msg_id, "jsonrpc": JsonRPCProtocol.VERSION, "result": None})
-                self._write_frame(head[: -len("null}")].encode(self.CHARSET) + result.data + b"}", response=True)
+                self._write_frame(_response_head(msg_id) + result.data + b"}", response=True)
                 return
         super()._send_response(msg_id, result, error)
 
@@ -274,21 +321,96 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
         """
         if self._finished:
             self._forget_finished()
-        if getattr(getattr(handler, "func", handler), "eager_start", False):
+        if _is_eager(handler):
             future = eager_future(handler(*(args or ()), **(kwargs or {})), self._running_loop())
-            if future.done():  # answered in this step: as pygls answers a synchronous handler
-                try:
-                    callback(future)
-                except Exception:  # as a failing done callback of a task: logged, not answered again
-                    logger.exception("sending the answer to request %s failed", msg_id)
-                return
-            self._request_futures[msg_id] = future
-            future.add_done_callback(callback)
-        else:
-            super()._execute_handler(msg_id, handler, callback, args, kwargs)
+            self._answer_or_track(msg_id, future, callback)
+            return
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is not None:
             future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))
+
+    def _answer_or_track(self, msg_id: Any, future: Any, callback: Any) -> None:
+        """An eagerly started handler's ``future``: a done one is answered now (as pygls answers a
+        synchronous handler), one still running is kept in ``_request_futures`` until it is done."""
+        if future.done():
+            try:
+                callback(future)
+            except Exception:  # as a failing done callback of a task: logged, not answered again
+                logger.exception("sending the answer to request %s failed", msg_id)
+            return
+        self._request_futures[msg_id] = future
+        future.add_done_callback(callback)
+        future.add_done_callback(lambda done, key=msg_id: self._finished.append((key, done)))
+
+    def _handle_eager_request(self, handler: Any, msg_id: Any, method_name: str, params: Any) -> None:
+        """pygls's ``_handle_request`` for a request whose ``handler`` is marked :func:`eager_start`:
+        started here, and answered here when its first step returns, without pygls's future,
+        callback ``partial`` and the calls between them (issue 21): what pygls's
+        ``_send_handler_result`` does with a future that holds the value, :meth:`_send_returned`
+        does with the value. Any other outcome is a future, handled as pygls would."""
+        self._ctx_msg_id.set(msg_id)
+        if self._finished:
+            self._forget_finished()
+        try:
+            coro = handler(params)
+        except Exception:  # the call itself failed: pygls calls it again and answers the error
+            self._handle_request(msg_id, method_name, params)
+            return
+        if not asyncio.iscoroutine(coro):
+            future = eager_future(coro)
+        else:
+            state, payload = first_step(coro)
+            if state == RETURNED:
+                try:
+                    self._send_returned(msg_id, payload)
+                except Exception:  # as _answer_or_track: logged, not answered again
+                    logger.exception("sending the answer to request %s failed", msg_id)
+                return
+            future = payload if state == WAITING else self._settled(state, payload)
+        self._answer_or_track(msg_id, future, partial(self._send_handler_result, msg_id=msg_id))
+
+    def _eager_handler(self, method_name: str) -> Any:
+        """The handler of ``method_name`` when it is marked :func:`eager_start`, else ``None``;
+        remembered for a registered method (pygls refuses to register one twice), so the
+        requests of other handlers pay one dictionary lookup in :meth:`handle_message` for it."""
+        fm = self.fm
+        if method_name in fm.builtin_features:
+            handler = None
+        else:
+            handler = fm.features.get(method_name)
+            if handler is None:  # not registered (yet): MethodNotFound, remembered nowhere
+                return None
+            if not _is_eager(handler):
+                handler = None
+        self._eager_handlers[method_name] = handler
+        return handler
+
+    def _settled(self, state: int, payload: Any) -> asyncio.Future[Any]:
+        """A done future holding a :func:`~pi_lsp.agent.eager.first_step` outcome that raised
+        (``RAISED``, the exception) or was cancelled (``CANCELLED``)."""
+        done: asyncio.Future[Any] = self._running_loop().create_future()
+        if state == RAISED:
+            done.set_exception(payload)
+        else:
+            done.cancel()
+        return done
+
+    def _send_returned(self, msg_id: Any, value: Any) -> None:
+        """pygls's ``_send_handler_result`` for a future whose result is ``value``: the response,
+        or an error response (logged and reported as pygls does) when sending it raised."""
+        self._request_futures.pop(msg_id, None)
+        try:
+            self._send_response(msg_id, result=value)
+        except JsonRpcException as exc:
+            pygls_logger.exception('Exception occurred for message "%s"', msg_id)
+            self._send_response(msg_id, error=exc.to_response_error())
+            self._server._report_server_error(exc, FeatureRequestError)
+        except Exception:
+            error = JsonRpcInternalError.of(sys.exc_info())
+            pygls_logger.exception('Exception occurred for message "%s"', msg_id)
+            self._send_response(msg_id, error=error.to_response_error())
+            self._server._report_server_error(error, FeatureRequestError)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         """The running event loop (this is its thread), remembered: Python 3.11's

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.protocol import lsp_method
+from pygls.protocol.json_rpc import JsonRPCRequestMessage
 from pygls.uris import to_fs_path
 
 from pi_lsp.daemon.pygls_protocol import JsonResult, JsonText, RobustLanguageServerProtocol
@@ -55,6 +56,11 @@ REQUEST_FAILED = -32803
 
 EXTERNAL_SESSION = "external"
 """``sessionId`` of the events of tool calls that arrive over ``pi/executeToolCall(s)``."""
+
+_REQUEST_KEYS = frozenset(("jsonrpc", "id", "method", "params"))
+"""The fields of a request whose structuring :meth:`PiProtocol.structure_message` does itself (all but
+``params`` present; a message with another field goes the general way, which refuses it)."""
+
 
 class PiProtocol(RobustLanguageServerProtocol):
     """pygls's LSP protocol, made robust (:mod:`pi_lsp.daemon.pygls_protocol`), with seven changes.
@@ -113,6 +119,16 @@ class PiProtocol(RobustLanguageServerProtocol):
             yield handler, args, None
         self._server.request_exit(0 if self._shutdown else 1)
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """A ``pi/*`` request (no LSP type: the raw converter's ``JsonRPCRequestMessage`` of its
+        four fields) is built directly, without cattrs's dispatch (issue 21); anything else as
+        :meth:`RobustLanguageServerProtocol.structure_message` structures it."""
+        method = data.get("method")
+        if type(method) is str and method.startswith("pi/") and "id" in data and "jsonrpc" in data \
+                and data.keys() <= _REQUEST_KEYS:
+            return JsonRPCRequestMessage(id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params"))
+        return super().structure_message(data)
+
     def handle_message(self, msg: Any) -> None:
         # the session announced by initialize is built before anything else is handled (issue 21)
         if self._server._pending_start is not None:
@@ -131,6 +147,16 @@ class PiProtocol(RobustLanguageServerProtocol):
         try:
             self._send_result(future, msg_id=msg_id)
         finally:
+            self._replied(msg_id)
+
+    def _send_returned(self, msg_id: Any, value: Any) -> None:
+        try:
+            super()._send_returned(msg_id, value)
+        finally:
+            self._replied(msg_id)
+
+    def _replied(self, msg_id: Any) -> None:
+        if self._reply_waiters:
             waiter = self._reply_waiters.pop(msg_id, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)

@@ -192,7 +192,8 @@ class PiLanguageServer(LanguageServer):
     def tool_request(self, external: bool = False) -> ToolRequest:
         """An abort signal for the tool request being handled, registered for ``$/cancelRequest``
         (and for ``pi/abort {sessionId: "external"}`` when ``external``) while the ``with`` block runs."""
-        return ToolRequest(self, self.protocol.msg_id, external)
+        # pygls's ``protocol.msg_id`` without the context copy it makes to read the variable (issue 21)
+        return ToolRequest(self, self.protocol._ctx_msg_id.get(None), external)
 
     def abort_external(self) -> int:
         """Abort every running ``pi/executeToolCall(s)``; return how many were aborted."""
