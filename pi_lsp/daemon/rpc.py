@@ -222,7 +222,7 @@ def _tool_call(method: str, raw: Any, where: str) -> ToolCall:
     if not isinstance(name, str):
         raise invalid_params(method, f"{where}.name must be a string")
     arguments = call.get("arguments", {})
-    return _llm_types().ToolCall(id=call_id, name=name, arguments={} if arguments is None else arguments)
+    return _llm_types().tool_call(call_id, name, {} if arguments is None else arguments)  # id and name checked above
 
 
 def parse_execute_tool_call(params: Any) -> ToolCall:
