@@ -341,7 +341,7 @@ class PiLanguageServer(LanguageServer):
         from pi_lsp.policy.approvals import ApprovalPolicy
 
         self.policy = ApprovalPolicy(
-            host.env, list(host.pipeline.tools), ask=self.prompts.ask, journal=self.journal_approval,
+            host.env, list(host.pipeline.tools), ask=self.prompts.ask, journal=PolicyJournal(self),
             announce=self.prompts.announce,
         )
         host.pipeline.add_before_hook(self.policy, first=True)
@@ -385,6 +385,28 @@ class PiLanguageServer(LanguageServer):
             from pi_lsp.daemon.session_journal import SessionJournal
 
             SessionJournal(session_id, self.host.env.cwd).record(entry)
+
+
+class PolicyJournal:
+    """The approval policy's journal in the daemon: :meth:`PiLanguageServer.journal_approval`.
+
+    A routine allow (the rules allowed the call without asking) is kept only by an agent
+    session's journal and by a DEBUG log (a run's transcript leaves it out); :meth:`wants_routine`
+    says whether one of them takes it, and the policy builds no entry otherwise (an external
+    ``pi/executeToolCall`` read, issue 21)."""
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: PiLanguageServer) -> None:
+        self._server = server
+
+    def __call__(self, entry: dict[str, Any]) -> None:
+        self._server.journal_approval(entry)
+
+    def wants_routine(self, session_id: str) -> bool:
+        """True when a routine allow of ``session_id``'s call would be recorded or logged."""
+        server = self._server
+        return (server.host is not None and session_id in server.agents.sessions) or logger.isEnabledFor(logging.DEBUG)
 
 
 class ToolRequest:

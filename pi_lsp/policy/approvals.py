@@ -143,9 +143,10 @@ path or tool shown), ``scopeKind`` (``command``/``path``/``tool``), ``policy`` a
 ``user``, ``fallback`` or ``cancelled``), ``reason``, ``answer`` (the action chosen, when asked),
 ``grant`` (``"session"`` when a session grant was recorded), ``timestamp`` (epoch ms).
 
-A journal object may also have a ``wants_routine()`` method: when it returns False, routine
-decisions (the rules allowed the call without asking) are not built nor passed to it
-(:class:`LogJournal`: they would be dropped below DEBUG anyway; issue 21)."""
+A journal object may also have a ``wants_routine(session_id)`` method: when it returns False,
+the routine decisions of that session's calls (the rules allowed the call without asking) are
+not built nor passed to it (:class:`LogJournal`: they would be dropped below DEBUG anyway;
+issue 21)."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ class ApprovalPolicy:
         self.known_tools = set(known_tools)
         self.ask = ask
         self.journal = journal
-        self._wants_routine: Callable[[], bool] | None = getattr(journal, "wants_routine", None)
+        self._wants_routine: Callable[[str], bool] | None = getattr(journal, "wants_routine", None)
         self.announce = announce
         self.unavailable_reason = unavailable_reason
         self.workspace = WorkspaceScope(lambda: self.env.workspace_folders or [self.env.cwd], env.temp_dir)
@@ -384,7 +385,7 @@ class ApprovalPolicy:
         if self.journal is None:
             return
         wants_routine = self._wants_routine
-        if wants_routine is not None and outcome.allow and decision.action == "allow" and not wants_routine():
+        if wants_routine is not None and outcome.allow and decision.action == "allow" and not wants_routine(ctx.session_id):
             return
         entry: dict[str, Any] = {
             "type": "approval",
@@ -440,8 +441,9 @@ class LogJournal:
     def __call__(self, entry: dict[str, Any]) -> None:
         log_decision(self.log, entry)
 
-    def wants_routine(self) -> bool:
-        """True when routine allows would be logged (DEBUG is enabled for :attr:`log`)."""
+    def wants_routine(self, session_id: str) -> bool:
+        """True when routine allows would be logged (DEBUG is enabled for :attr:`log`), whatever
+        the session."""
         return self.log.isEnabledFor(logging.DEBUG)
 
 

@@ -201,7 +201,9 @@ def _bash_turn(call_id: str) -> dict[str, Any]:
 
 
 async def test_agent_sessions_keep_their_own_grants_and_journal_every_decision(prompt_editor, tmp_path: Path) -> None:
-    turns = [_bash_turn("a1"), _bash_turn("a2"), {"reply": {"text": "done"}}, _bash_turn("b1"), {"reply": {"text": "done"}}]
+    read_turn = {"reply": {"toolCalls": [{"id": "r1", "name": "read", "arguments": {"path": "notes.txt"}}]}}
+    turns = [_bash_turn("a1"), _bash_turn("a2"), read_turn, {"reply": {"text": "done"}}, _bash_turn("b1"), {"reply": {"text": "done"}}]
+    (tmp_path / "ws" / "notes.txt").write_text("notes\n")
     editor = await prompt_editor(turns)
     first = await asyncio.wait_for(editor.request("pi/prompt", {"text": "go"}), 30)
     assert first["stopReason"] == "stop"
@@ -212,6 +214,8 @@ async def test_agent_sessions_keep_their_own_grants_and_journal_every_decision(p
     assert (tmp_path / "ws" / "log.txt").read_text() == "run\nrun\nrun\n"
     lines = [json.loads(line) for line in (tmp_path / "journals" / f"{first['sessionId']}.jsonl").read_text().splitlines()]
     approvals = [line for line in lines if line["type"] == "approval"]
-    assert [(a["toolCallId"], a["decision"], a["by"]) for a in approvals] == [("a1", "allow", "user"), ("a2", "allow", "grant")]
+    assert [(a["toolCallId"], a["decision"], a["by"]) for a in approvals] == [
+        ("a1", "allow", "user"), ("a2", "allow", "grant"), ("r1", "allow", "default"),  # a routine allow too
+    ]
     assert approvals[0]["answer"] == "Allow for this session" and approvals[0]["grant"] == "session"
     assert approvals[0]["scope"] == "echo run >> log.txt"
