@@ -50,7 +50,9 @@ def _decode(text: str | bytes) -> Any:
     (issue 21); anything else, and any text the scanner does not take whole, is decoded as before
     (so errors keep their messages)."""
     if isinstance(text, bytes):
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
+        # "{" then anything but NUL is what json.detect_encoding calls UTF-8, without its frame
+        utf8 = text[:1] == b"{" and text[1:2] != b"\x00"
+        text = text.decode("utf-8" if utf8 else json.detect_encoding(text), "surrogatepass")
     elif not isinstance(text, str) or text.startswith("\ufeff"):
         return json.loads(text, parse_constant=_reject_constant)  # its BOM and type errors
     if text[:1] == "{" and text[-1:] == "}":

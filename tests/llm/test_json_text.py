@@ -68,3 +68,18 @@ def test_depth_is_limited_on_the_direct_scan_too() -> None:
         json_text.loads(deep)
     fits = '{"a": ' * (MAX_DEPTH - 1) + "1" + "}" * (MAX_DEPTH - 1)
     assert json_text.loads(fits)["a"]["a"]["a"] is not None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'{"a": 1}', b"{", b"{}", b'{\x00"\x00}\x00', '{"a": "\u00e9"}'.encode("utf-16-le"), '{"a": 1}'.encode("utf-32-le")],
+)
+def test_bytes_are_decoded_as_json_detects_their_encoding(data: bytes) -> None:
+    try:
+        expected = json.loads(data, parse_constant=_reject)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as raised:
+            json_text.loads(data)
+        assert str(raised.value) == str(exc)
+        return
+    assert json_text.loads(data) == expected
