@@ -12,10 +12,11 @@ its budget, :attr:`BlobStore.on_full` (the collector) runs first.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+from pi_lsp.tools.file_io.content_digest import sha256_hex
 
 
 class BlobStore:
@@ -55,7 +56,7 @@ class BlobStore:
 
     def put(self, data: bytes) -> str | None:
         """Store ``data``; its SHA-256 hex digest, or ``None`` when it is over a limit."""
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256_hex(data)  # often the bytes hashed just before (content_digest)
         path = self._path(digest)
         if path.exists():
             try:

@@ -34,6 +34,7 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from pi_lsp.editor.positions import apply_content_changes
+from pi_lsp.tools.file_io.content_digest import sha256_hex
 from pi_lsp.tools.file_io.real_paths import realpath
 from pi_lsp.tools.file_io.regular_files import NotRegularFileError, read_regular_file
 
@@ -51,7 +52,7 @@ class DiskFingerprint:
     @classmethod
     def of_bytes(cls, data: bytes, stat: os.stat_result) -> "DiskFingerprint":
         """Fingerprint of ``data`` read from a file whose ``stat`` was taken with the read."""
-        return cls(stat.st_mtime_ns, len(data), hashlib.sha256(data).hexdigest())
+        return cls(stat.st_mtime_ns, len(data), sha256_hex(data))  # often just hashed by the journal
 
     def matches(self, path: Path) -> bool:
         """True when ``path`` still holds the same content.
