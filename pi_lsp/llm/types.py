@@ -156,7 +156,7 @@ def _built(cls: type[_Model], values: dict[str, Any], fields_set: frozenset[str]
     """An instance of ``cls`` holding ``values`` (every field, by name) as they are: what
     pydantic's ``model_construct`` sets (``__dict__``, the fields set, no extra, no private
     values), without its per-field alias walk, which costs four times a validation (issue 21).
-    Only for values the caller knows are of the fields' types; ``tests/test_llm_types.py`` pins
+    Only for values the caller knows are of the fields' types; ``tests/llm/test_built_models.py`` pins
     the result equal to a validated instance."""
     instance = _new_instance(cls)
     _set_attribute(instance, "__dict__", values)

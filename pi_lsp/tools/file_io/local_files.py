@@ -40,7 +40,7 @@ def _access(path: str, write: bool) -> None:
 
 
 _WRITABLE = os.R_OK | os.W_OK
-S_ISREG = stat.S_ISREG
+_S_ISREG = stat.S_ISREG
 
 
 def _refuse_not_file(path: str, mode: int) -> None:
@@ -83,7 +83,7 @@ class LocalFileAccess:
         is not needed on disk)."""
         text = os.fspath(path)  # a str from here on: a Path costs a Python call per system call
         info = os.stat(text)
-        if not S_ISREG(info.st_mode):
+        if not _S_ISREG(info.st_mode):
             _refuse_not_file(text, info.st_mode)
         if pending_writes_waiting():  # a killed process may have left this file half written
             await asyncio.to_thread(recover_pending_writes, os.path.realpath(text))
