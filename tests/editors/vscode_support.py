@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,11 +83,15 @@ def run_workbench_harness(script: str, session: str, tmp_path: Path, vsix: Path,
                      PI_LSP_SERVER=str(shim), PI_BASE_URL=replay.url, **extra_env, E2E_DIR=str(artifacts),
                      CHROMIUM=str(CHROMIUM), E2E_TIMEOUT_MS=str(harness_timeout_ms))
     env["PATH"] = os.pathsep.join([str(Path(shutil.which("node") or "node").parent), env["PATH"]])
+    # Chromium's singleton socket goes in its TMPDIR: a short folder, not tmp_path, whose depth
+    # (pytest-1007/test_real_workbench_.../) took the socket path over the 107-byte limit
+    env["CHROMIUM_TMPDIR"] = browser_tmp = tempfile.mkdtemp(prefix="pi-wb-")
     try:
         done = subprocess.run(["node", script], cwd=WORKBENCH, env=env, capture_output=True, text=True,
                               timeout=timeout_seconds, stdin=subprocess.DEVNULL)
     finally:
         replay.stop()
+        shutil.rmtree(browser_tmp, ignore_errors=True)
     output = done.stdout + done.stderr
     divergences = [line for line in replay.stderr if line.startswith("replay:")]
     assert done.returncode == 0, (

@@ -104,7 +104,11 @@ function createHarness({ dir, state, codeServer, chromiumPath }) {
     let browser;
     try {
       await waitUntil('code-server to listen', () => h.csLog.includes('HTTP server listening'), 30000, 50);
-      browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu',
+      // Chromium's singleton socket lives in TMPDIR, and a Unix socket path holds at most 107
+      // bytes: a deep test folder there makes it abort ("Socket path too long"). CHROMIUM_TMPDIR
+      // is a short folder the test runner made for it.
+      const browserEnv = { ...process.env, TMPDIR: process.env.CHROMIUM_TMPDIR || process.env.TMPDIR || '/tmp' };
+      browser = await chromium.launch({ executablePath: chromiumPath, headless: true, env: browserEnv, args: ['--no-sandbox', '--disable-gpu',
         '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
       h.page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await h.page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
