@@ -16,6 +16,8 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
+from pi_lsp.long_lived import long_lived_objects
+
 _SUBCOMMANDS = {
     "exec": "pi_lsp.exec.jsonl_host",
     "replay": "pi_lsp.llm.replay",
@@ -37,5 +39,6 @@ def main(argv: list[str] | None = None) -> int:
         name = args.pop(0)
     else:
         name = "serve"
-    module = import_module(_SUBCOMMANDS[name])
+    with long_lived_objects():  # the modules live until exit: no collection while they load
+        module = import_module(_SUBCOMMANDS[name])
     return int(module.main(args) or 0)

@@ -28,14 +28,15 @@ INTERNAL: dict[str, set[str]] = {
     # the faces (design.md section 9): each looks down on the core, never at another face
     "changes": {"changes", "tools", "agent", "llm"},
     "ipc": {"ipc"},
-    "daemon": {"daemon", "ipc", "changes", "editor", "policy", "tools", "agent", "llm", "__init__"},
+    "daemon": {"daemon", "ipc", "changes", "editor", "policy", "tools", "agent", "llm", "__init__", "long_lived"},
     "exec": {"exec", "policy", "tools", "agent", "llm", "__init__"},
     "mcp": {"mcp", "ipc", "exec", "policy", "tools", "agent", "llm", "__init__"},
     "demo": {"demo", "daemon", "editor", "llm", "agent", "__init__"},
-    # the package root: the version and the console entry point only
+    # the package root: the version, the console entry point and the processes' start-up helper
     "__init__.py": set(),
     "__main__.py": {"cli"},
-    "cli.py": {"__init__", "daemon", "exec", "mcp", "demo", "llm"},
+    "cli.py": {"__init__", "daemon", "exec", "mcp", "demo", "llm", "long_lived"},
+    "long_lived.py": set(),
 }
 """layer -> the ``pi_lsp`` layers it may import (``__init__`` is the package root: the version)."""
 
@@ -54,6 +55,7 @@ THIRD_PARTY: dict[str, set[str]] = {
     "__init__.py": set(),
     "__main__.py": set(),
     "cli.py": set(),
+    "long_lived.py": set(),
 }
 """layer -> third-party top-level modules it may import: only ``llm/`` reaches httpx, only the editor
 bridge, the daemon and the demo reach pygls/lsprotocol, only ``mcp/`` reaches the MCP SDK, only
@@ -128,9 +130,9 @@ def test_every_module_respects_the_layers() -> None:
     assert violations(PACKAGE) == []
 
 
-def test_the_package_root_holds_only_the_version_and_the_entry_point() -> None:
+def test_the_package_root_holds_only_the_version_the_entry_point_and_its_start_up_helper() -> None:
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert loose == ["__init__.py", "__main__.py", "cli.py"]
+    assert loose == ["__init__.py", "__main__.py", "cli.py", "long_lived.py"]
 
 
 @pytest.mark.parametrize(

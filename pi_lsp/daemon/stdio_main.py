@@ -44,6 +44,7 @@ from pygls.exceptions import JsonRpcException
 from pi_lsp import __version__
 from pi_lsp.daemon.frame_writer import CoalescingWriter
 from pi_lsp.llm import json_text
+from pi_lsp.long_lived import long_lived_objects
 
 logger = logging.getLogger(__name__)
 
@@ -113,9 +114,10 @@ def _main(argv: list[str] | None) -> int:
     _setup_logging(args.log_file, args.verbose)
     proto_in, proto_out = _claim_stdio()
 
-    from pi_lsp.daemon.server import create_server
+    with long_lived_objects():  # the server, its converter and handler tables live until exit
+        from pi_lsp.daemon.server import create_server
 
-    server = create_server()
+        server = create_server()
     server.startup_chores.append(_take_charge_of_processes)
     logger.info("pi-lsp %s serving on stdio (pid %d)", __version__, os.getpid())
     return asyncio.run(serve_until_signal(server, proto_in, proto_out))
