@@ -137,6 +137,14 @@ def test_keys_typed_as_the_approval_prompt_appears_are_not_answers_and_land_wher
     assert not (ws / "denied.txt").exists()
 
 
+def test_a_command_typed_over_an_armed_approval_prompt_answers_nothing_and_runs_after(
+        nvim: str, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
+    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_armed.lua", session="nvim_approvals.jsonl",
+                            after_startup=True)
+    assert not (ws / "denied.txt").exists()
+
+
 def test_a_float_withdrawn_before_it_is_armed_gives_the_held_keys_back(nvim: str, tmp_path: Path) -> None:
     scenario_passes(nvim, tmp_path, "typeahead_withdrawn.lua")
 

@@ -19,7 +19,9 @@
 ---
 --- Type-ahead guard (`pi_lsp.typeahead`): keys typed before the prompt is armed (until no key
 --- came for `prompt_guard_ms`) are not answers; they are given back to Neovim, in order, when
---- the prompt closes, and the footer says they are held.
+--- the prompt closes, and the footer says they are held. A key that is none of the above once
+--- armed (the `:` of `:PiAbort`) disarms the prompt the same way: the command's letters answer
+--- nothing, and it runs when the prompt closes.
 local M = {}
 
 local api = vim.api
@@ -114,23 +116,24 @@ local function action_of_key(prompt, key)
   return nil
 end
 
---- Handle one typed key; returns true when the prompt is answered (or dismissed).
+--- Handle one typed key; returns `done` (true when the prompt is answered or dismissed) and
+--- `known` (false for a key that is none of the prompt's: the caller holds it, `Guard:stray`).
 local function on_key(prompt, code)
   if code == ESC or code == CTRL_C then
     prompt.answered = true
-    return true
+    return true, true
   end
   if code == CR then
     if prompt.selected then
       prompt.choice, prompt.answered = prompt.selected, true
-      return true
+      return true, true
     end
-    return false
+    return false, true
   end
   local key = type(code) == 'number' and vim.fn.nr2char(code) or tostring(code)
   if key == 'q' then
     prompt.answered = true
-    return true
+    return true, true
   end
   if key == 'j' or key == 'k' then
     local n = #prompt.actions
@@ -138,14 +141,14 @@ local function on_key(prompt, code)
     prompt.selected = math.max(1, math.min(n, at + (key == 'j' and 1 or -1)))
     render(prompt)
     pcall(vim.cmd, 'redraw')
-    return false
+    return false, true
   end
   local index = action_of_key(prompt, key:lower())
   if index then
     prompt.choice, prompt.answered = index, true
-    return true
+    return true, true
   end
-  return false
+  return false, false
 end
 
 --- Show `prompt` and wait for the answer. Returns the chosen action (a table) or nil (dismissed,
@@ -163,19 +166,25 @@ local function ask(prompt, limit_ms)
     if prompt.withdrawn or prompt.answered then
       return true
     end
+    local disarmed = false
     while true do
       local ok, code = pcall(vim.fn.getchar, 0)
       if not ok or code == 0 or code == '' then
         break
       end
-      if not prompt.guard:hold(code) and on_key(prompt, code) then
-        return true
+      if not prompt.guard:hold(code) then
+        local done, known = on_key(prompt, code)
+        if done then
+          return true
+        end
+        -- typing something else over the armed prompt (`:PiAbort`): its letters are no answers
+        disarmed = not known and prompt.guard:stray(code) or disarmed
       end
     end
     local armed_now = prompt.guard:tick()
-    if prompt.deadline or armed_now then
+    if prompt.deadline or armed_now or disarmed then
       local second = math.floor(uv.now() / 1000)
-      if armed_now or second ~= last_second then
+      if armed_now or disarmed or second ~= last_second then
         last_second = second
         render(prompt)
         pcall(vim.cmd, 'redraw')

@@ -17,7 +17,8 @@
 --- reads keys with `getchar(0)`, since Neovim 0.7 needs the answer before the handler returns;
 --- and it has the same type-ahead guard (`pi_lsp.typeahead`): keys typed before it is armed (until
 --- no key came for `prompt_guard_ms`) decide nothing and are given back to Neovim, in order, when
---- it closes.
+--- it closes; a key that is none of the review's once armed (the `:` of `:PiAbort`) disarms it
+--- the same way, so the `A` of that command accepts nothing.
 local M = {}
 
 local api = vim.api
@@ -186,42 +187,45 @@ local function on_reason_key(review, code)
   return false
 end
 
---- One typed key; returns true when the review is complete (or dismissed).
+--- One typed key; returns `done` (true when the review is complete or dismissed) and `known`
+--- (false for a key that is none of the review's: the caller holds it, `Guard:stray`).
 local function on_key(review, code)
   if review.reason then
-    return on_reason_key(review, code)
+    return on_reason_key(review, code), true
   end
   if code == CR then
     if all_decided(review) then
-      return true
+      return true, true
     end
     -- never a silent reject: a <CR> meant for the previous review (its last decision sent it)
     -- must not throw this one away; q/<Esc> reject the rest on purpose
     api.nvim_echo({ { 'pi: decide each hunk (a/r, A/X for all) or q to reject the rest', 'WarningMsg' } }, false, {})
-    return false
+    return false, true
   end
   if code == ESC or code == CTRL_C then
-    return true
+    return true, true
   end
   local key = key_of(code)
   if key == 'q' then
-    return true
+    return true, true
   elseif key == 'a' then
-    return decide(review, 'accept')
+    return decide(review, 'accept'), true
   elseif key == 'r' then
-    return decide(review, 'reject')
+    return decide(review, 'reject'), true
   elseif key == 'R' then
     review.reason = ''
   elseif key == 'A' then
-    return decide_all(review, 'accept')
+    return decide_all(review, 'accept'), true
   elseif key == 'X' then
-    return decide_all(review, 'reject')
+    return decide_all(review, 'reject'), true
   elseif key == 'j' or key == 'n' then
     review.selected = math.min(#review.hunks, review.selected + 1)
   elseif key == 'k' or key == 'p' then
     review.selected = math.max(1, review.selected - 1)
+  else
+    return false, false
   end
-  return false
+  return false, true
 end
 
 --- Show `review` and wait for the decisions (or the withdrawal, or `limit_ms`).
@@ -248,9 +252,14 @@ local function run(review, limit_ms)
       end
       if not review.guard:hold(code) then
         typed = true
-        if on_key(review, code) then
+        local done, known = on_key(review, code)
+        if done then
           review.done = true
           return true
+        end
+        if not known then
+          -- typing something else over the armed review (`:PiAbort`): its `A` accepts nothing
+          review.guard:stray(code)
         end
       end
     end

@@ -15,7 +15,11 @@
 --- Special keys (`<BS>`, arrows: `getchar()` gives them as strings in Neovim's internal form)
 --- go back unchanged; plain characters (numbers from `getchar()`) are escaped for the typeahead.
 ---
---- Once armed, every key is an answer, as before.
+--- Once armed, a key the float knows (an answer, a move, a dismissal) is taken as such. Any other
+--- key means the user is typing something else (`:PiAbort`, text): the float disarms and holds it
+--- and the keys after it, as before arming, and arms again once they stop (`Guard:stray`).
+--- Without that, a letter inside a command typed over an armed prompt would answer it: the `o`
+--- of `:PiAbort` allowed a command once.
 ---
 --- One exception: under `:normal` or `nvim_feedkeys(..., 'x')` Neovim answers every read with
 --- <Esc> once its typeahead is used up, without end. More than `MAX_BURST` keys in one wait tick
@@ -70,6 +74,20 @@ function Guard:hold(code)
     self.armed = true
     return false
   end
+  table.insert(self.held, code)
+  self.last = uv.now()
+  return true
+end
+
+--- Offer a key the armed float did not take (not one of its answers, moves or dismissals): the
+--- float stops taking answers until no key has arrived for `guard_ms`, and the key is held like
+--- those typed before arming. Returns true when it was held, false when the guard is off
+--- (`guard_ms` 0: the key is ignored, as the float always did).
+function Guard:stray(code)
+  if self.guard_ms == 0 then
+    return false
+  end
+  self.armed = false
   table.insert(self.held, code)
   self.last = uv.now()
   return true
