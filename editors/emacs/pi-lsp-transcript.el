@@ -459,9 +459,12 @@ strings as indented blocks after \"key: |\", arrays as \"key[N]:\" entries (1-ba
                                  (if (equal reason "aborted") 'warning 'pi-lsp-ok)))))))
 
 (defun pi-lsp-transcript-run-ended (reply)
-  "The `pi/prompt' REPLY arrived (a plist, or (:error MESSAGE)): mark errors as the final state."
+  "The `pi/prompt' REPLY arrived (a plist, or (:error MESSAGE)): mark errors as the final state.
+An aborted run's reply carries \"Request was aborted\" as its error; its `agent_end' wrote
+\"■ aborted\" already, so it is not written again as an error."
   (let ((message (or (plist-get reply :errorMessage) (plist-get reply :error))))
-    (when (or message (equal (plist-get reply :stopReason) "error"))
+    (when (and (or message (equal (plist-get reply :stopReason) "error"))
+               (not (equal (plist-get reply :stopReason) "aborted")))
       (pi-lsp-transcript-line (format "■ error: %s" (or message "the run failed")) 'error))))
 
 (provide 'pi-lsp-transcript)

@@ -180,6 +180,8 @@
           (pi-lsp-transcript-event '(:type "message_update" :delta (:type "text" :text "## Plan\nUse **bold** and `code`.")))
           (pi-lsp-transcript-event '(:type "message_end" :message (:role "assistant" :stopReason "error" :errorMessage "HTTP 500")))
           (pi-lsp-transcript-event '(:type "agent_end" :stopReason "aborted"))
+          ;; the aborted run's reply: "■ aborted" above is its one final line
+          (pi-lsp-transcript-run-ended '(:stopReason "aborted" :errorMessage "Request was aborted"))
           (pi-lsp-transcript-run-ended '(:stopReason "error" :errorMessage "the provider failed"))
           (pi-lsp-transcript-event '(:type "approval_requested" :approvalId "q1" :title "Run bash: make"))
           (pi-lsp-transcript-event '(:type "approval_resolved" :approvalId "q1" :decision "deny" :by "timeout"))

@@ -37,4 +37,6 @@ H.run(function()
   local reply = require('pi_lsp.run').last_reply
   H.check('stopReason aborted', type(reply) == 'table' and reply.stopReason == 'aborted', reply)
   H.check('the transcript shows the abort', H.transcript_has('— aborted —'))
+  H.check('once: not again as an error line', not H.transcript_has('Request was aborted'),
+    require('pi_lsp.transcript').lines())
 end)

@@ -84,9 +84,9 @@ function M.prompt(text, selection)
     M.last_reply = result
     if type(result) == 'table' then
       M.session_id = result.sessionId or M.session_id
-      -- a run that ended with agent_end showed its error there; a refused prompt (no model
-      -- configured, ...) sends no events, so its reason is shown here
-      local shown = result.stopReason == 'error' and transcript.run_ended
+      -- a run that ended with agent_end showed its error (or `— aborted —`) there; a refused
+      -- prompt (no model configured, ...) sends no events, so its reason is shown here
+      local shown = (result.stopReason == 'error' or result.stopReason == 'aborted') and transcript.run_ended
       if result.errorMessage and result.errorMessage ~= vim.NIL and not shown then
         transcript.error(tostring(result.errorMessage))
       end
