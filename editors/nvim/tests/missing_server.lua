@@ -25,4 +25,10 @@ H.run(function()
   H.note('health', health)
   H.check(':checkhealth reports the error', health:find('ERROR: pi_lsp: `pi-lsp` was not found on PATH', 1, true) ~= nil, health)
   H.check(':checkhealth says how to install', health:find('pipx install /path/to/pi-lsp', 1, true) ~= nil, health)
+
+  -- a `cmd` given as a path that is not there: the message names the path, not PATH
+  require('pi_lsp').setup({ cmd = { H.uv.cwd() .. '/no-such-dir/pi-lsp' }, settings = { model = 'replay' } })
+  local ok_path, err_path = pcall(vim.cmd, 'Pi hello')
+  H.check('a missing path is reported as such', not ok_path and tostring(err_path):find('/no-such-dir/pi-lsp` (the server '
+    .. 'program in `cmd`) is not an executable file', 1, true) and not tostring(err_path):find('PATH', 1, true), err_path)
 end)

@@ -177,7 +177,14 @@ function M.command_problem()
   if type(cmd) ~= 'table' or type(cmd[1]) ~= 'string' or cmd[1] == '' then
     return 'pi_lsp: `cmd` must be a list starting with the server program'
   end
-  if vim.fn.executable(cmd[1]) ~= 1 then
+  if vim.fn.executable(cmd[1]) ~= 1 and cmd[1]:find('/', 1, true) then
+    -- a path is not looked up on PATH: say what is wrong with the path itself
+    return string.format(
+      'pi_lsp: `%s` (the server program in `cmd`) is not an executable file. Point `cmd` in '
+        .. 'require("pi_lsp").setup() at pi-lsp (e.g. /path/to/pi-lsp/.venv/bin/pi-lsp); see :checkhealth pi_lsp',
+      cmd[1]
+    )
+  elseif vim.fn.executable(cmd[1]) ~= 1 then
     return string.format(
       'pi_lsp: `%s` was not found on PATH. Install pi-lsp from a checkout (`pipx install /path/to/pi-lsp` or '
         .. '`pip install -e .` in it) or set `cmd` in require("pi_lsp").setup(); see :checkhealth pi_lsp',
