@@ -42,6 +42,8 @@ def test_demo_fixes_the_sample_shows_the_change_set_and_reverts_a_hunk(tmp_path:
         'workspace/applyEdit "pi: edit CHANGELOG.md": CHANGELOG.md version 2: 1 range(s)',
         # issue 17: the editor's pylsp reports the error the first edit introduced, in its result
         "editor: its language server pylsp checks the Python buffers",
+        # what the user typed, on the line after the announcement (no line of blanks between)
+        "without saving:\n        - `shorten` breaks at word boundaries (draft, not saved yet)\n",
         "    Diagnostics after this change (pylsp): 1 new problem:\n"
         "    textkit/slug.py:10: error: undefined name 'titel' (pyflakes)\n"
         "assistant: The editor's language server reports an undefined name in my edit",

@@ -281,7 +281,7 @@ async def _demo(args: argparse.Namespace, out: TextIO) -> int:
         changelog = editor.open("CHANGELOG.md")
         editor.type("CHANGELOG.md", len(changelog.text), len(changelog.text), USER_TYPED)
         log.line("editor: opened textkit/slug.py and CHANGELOG.md; the user typed into CHANGELOG.md without saving:")
-        log.line(f"        {USER_TYPED.rstrip()}")
+        log.line(f"        {USER_TYPED.strip()}")  # its leading newline is a blank line in the file
         await editor.request("pi/setActiveTools", {"names": ACTIVE_TOOLS})
         log.line(f"pi/setActiveTools: {', '.join(ACTIVE_TOOLS)}")
         log.line(f"\nuser: {PROMPT}\n")
