@@ -143,8 +143,8 @@ def parse_recording(text: str, *, source: str = "<recording>") -> list[RecordedT
             turns.append(RecordedTurn.model_validate_json(stripped))
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "line"
-            raise RecordingError(f"{source}:{number}: {where}: {first.get('msg')}") from None
+            where = ".".join(str(p) for p in first.get("loc", ()))  # empty for text that is not JSON
+            raise RecordingError(f"{source}:{number}: {where + ': ' if where else ''}{first.get('msg')}") from None
     if not turns:
         raise RecordingError(f"{source}: no turns recorded")
     return turns

@@ -95,7 +95,7 @@ def test_bad_recordings_name_the_line() -> None:
         parse_recording('{"reply": {"text": "ok"}}\n{"expect": {}}', source="s.jsonl")
     with pytest.raises(RecordingError, match="no turns"):
         parse_recording("\n// nothing\n")
-    with pytest.raises(RecordingError, match=":1: "):
+    with pytest.raises(RecordingError, match=r"^<recording>:1: Invalid JSON: "):  # no empty field name before it
         parse_recording("{not json")
 
 
