@@ -188,4 +188,13 @@ H.run(function()
   settle()
   local external = changes.lines()
   H.check(':PiChanges external', external[1] == 'pi changes · external · all turns' and external[4] == 'no changes', external)
+
+  -- a second prompt that changes nothing (the recording is used up: the model call fails): the
+  -- transcript links no review for it, not the first prompt's files again
+  pcall(vim.cmd, 'Pi anything else?')
+  H.check('the second run ended', H.wait_run(30000))
+  H.wait(1000, function() return false end) -- the link's two pi/changes requests would be answered by now
+  local links = vim.tbl_filter(function(line) return line:find('changed — :PiChanges', 1, true) ~= nil end,
+    require('pi_lsp.transcript').lines())
+  H.check('the failed run got no "files changed" line', #links == 1, require('pi_lsp.transcript').lines())
 end)

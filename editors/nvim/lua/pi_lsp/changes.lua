@@ -544,17 +544,29 @@ function M.open(args)
   return M.refresh()
 end
 
---- After a prompt: `done(count)` with the number of files the session changed (for the
---- transcript's `N files changed — :PiChanges` line); nothing on an error.
+--- After a prompt: `done(count)` with the number of files that prompt changed (its turns,
+--- `pi/changes {prompt = currentPrompt}`), for the transcript's `N files changed — :PiChanges`
+--- line; nothing on an error. A run that changed nothing (a failed model call) gets no line,
+--- not the earlier prompts' count. A journal that records no prompts: the session's files.
 function M.count_files(session, done)
   local c = client_mod.current()
   if not c or not session then
     return
   end
   client_mod.request(c, 'pi/changes', { sessionId = session }, function(err, result)
-    if not err and type(result) == 'table' then
-      done(#(result.files or {}))
+    if err or type(result) ~= 'table' then
+      return
     end
+    local prompt = tonumber(result.currentPrompt)
+    if not prompt then
+      done(#(result.files or {}))
+      return
+    end
+    client_mod.request(c, 'pi/changes', { sessionId = session, prompt = prompt }, function(err_p, of_prompt)
+      if not err_p and type(of_prompt) == 'table' then
+        done(#(of_prompt.files or {}))
+      end
+    end)
   end)
 end
 
