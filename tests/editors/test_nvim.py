@@ -129,19 +129,14 @@ def test_approval_prompt_esc_denies_at_once_and_read_only_has_a_default(nvim: st
     assert not [line for line in replay_stderr if "turn" in line], replay_stderr
 
 
-def test_keys_typed_as_the_approval_prompt_appears_are_not_answers_and_land_where_typed(
-        nvim: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("script", [
+    "typeahead_approval.lua",  # keys typed as the prompt appears
+    "typeahead_armed.lua",  # a : command typed over the armed prompt
+])
+def test_keys_typed_over_the_approval_prompt_are_not_answers_and_land_where_typed(
+        nvim: str, tmp_path: Path, script: str) -> None:
     (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
-    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_approval.lua", session="nvim_approvals.jsonl",
-                            after_startup=True)
-    assert not (ws / "denied.txt").exists()
-
-
-def test_a_command_typed_over_an_armed_approval_prompt_answers_nothing_and_runs_after(
-        nvim: str, tmp_path: Path) -> None:
-    (tmp_path / "outside.txt").write_text("notes from outside\n", encoding="utf-8")
-    ws, _ = scenario_passes(nvim, tmp_path, "typeahead_armed.lua", session="nvim_approvals.jsonl",
-                            after_startup=True)
+    ws, _ = scenario_passes(nvim, tmp_path, script, session="nvim_approvals.jsonl", after_startup=True)
     assert not (ws / "denied.txt").exists()
 
 

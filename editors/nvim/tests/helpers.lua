@@ -369,6 +369,17 @@ function H.answer_when_armed(prompt, key, seen, record, after)
   end)
 end
 
+--- The end of a run of nvim_approvals.jsonl whose bash call was denied by the user (`denial`:
+--- what denied it) and whose read was allowed once (the type-ahead scenarios), as the user sees it.
+function H.check_denied_then_allowed_once(approvals, denial)
+  H.check(denial .. ': the command did not run', H.uv.fs_stat('denied.txt') == nil)
+  H.check('the transcript shows the denial by the user', H.transcript_row('✗ bash touch denied.txt · denied by you'))
+  H.check('the deliberate o allowed the read once', H.transcript_row('✓ read ../outside.txt · allowed once'))
+  H.check('no prompt is left', approvals.current == nil)
+  H.check('the run ended normally', require('pi_lsp.run').last_reply.stopReason == 'stop',
+    require('pi_lsp.run').last_reply)
+end
+
 --- After the run: call `finish_checks` once it ended and the keys given back set `g:typed` in
 --- normal mode, or 100 ticks after it ended (a keystroke lost on the way never sets `g:typed`).
 function H.await_typed_end(finish_checks)

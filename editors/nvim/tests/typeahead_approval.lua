@@ -31,12 +31,7 @@ H.run_async(function(done)
     H.check('and offers no choice yet', not held:find('o/s/d choose', 1, true), held)
     local armed = table.concat(seen.first_armed or {}, '\n')
     H.check('once armed the footer offers the choices', armed:find('1-3 or o/s/d choose', 1, true), armed)
-    H.check('the typed s did not allow the command: it did not run', H.uv.fs_stat('denied.txt') == nil)
-    H.check('the transcript shows the denial by the user', H.transcript_row('✗ bash touch denied.txt · denied by you'))
-    H.check('the deliberate o allowed the read once', H.transcript_row('✓ read ../outside.txt · allowed once'))
-    H.check('no prompt is left', approvals.current == nil)
-    H.check('the run ended normally', require('pi_lsp.run').last_reply.stopReason == 'stop',
-      require('pi_lsp.run').last_reply)
+    H.check_denied_then_allowed_once(approvals, 'the typed s allowed nothing, the deliberate d denied')
     done()
   end
 

@@ -26,12 +26,7 @@ H.run_async(function(done)
     H.check('it armed again once the typing stopped', armed:find('1-3 or o/s/d choose', 1, true), armed)
     H.check('the command typed over the prompt ran as typed once it closed (<Left>, <Right>, <BS> kept)',
       vim.g.typed == 'yzes', vim.g.typed)
-    H.check('the deliberate d denied the command: it did not run', H.uv.fs_stat('denied.txt') == nil)
-    H.check('the transcript shows the denial by the user', H.transcript_row('✗ bash touch denied.txt · denied by you'))
-    H.check('the deliberate o allowed the read once', H.transcript_row('✓ read ../outside.txt · allowed once'))
-    H.check('no prompt is left', approvals.current == nil)
-    H.check('the run ended normally', require('pi_lsp.run').last_reply.stopReason == 'stop',
-      require('pi_lsp.run').last_reply)
+    H.check_denied_then_allowed_once(approvals, 'the typed d and s answered nothing, the deliberate d denied')
     done()
   end
 
