@@ -42,7 +42,7 @@ section 5).  Keep it in your own init file: it names the model endpoint and the 
   :type 'number)
 
 (defcustom pi-lsp-shutdown-timeout 5
-  "Seconds to wait for the server's `shutdown' reply before killing it."
+  "Seconds to wait for the server to answer `shutdown' and end after `exit' before killing it."
   :type 'number)
 
 (defvar pi-lsp-request-handlers nil
@@ -238,28 +238,62 @@ Signals `user-error' outside a project."
                               (abbreviate-file-name (or directory default-directory))))))
     (or (pi-lsp-connection-for-root root) (pi-lsp-connect root))))
 
-(defun pi-lsp-stop (conn)
-  "Shut CONN down politely (shutdown request, exit notification), then end the process."
-  (setf (pi-lsp-shutting-down conn) t)
-  (unwind-protect
-      (when (jsonrpc-running-p conn)
-        (ignore-errors (jsonrpc-request conn :shutdown nil :timeout pi-lsp-shutdown-timeout))
-        (ignore-errors (jsonrpc-notify conn :exit nil)))
-    (let ((deadline (+ (float-time) pi-lsp-shutdown-timeout)))
-      (while (and (jsonrpc-running-p conn) (< (float-time) deadline))
-        (accept-process-output nil 0.05)))
-    (jsonrpc-shutdown conn)
-    (setq pi-lsp--connections (delq conn pi-lsp--connections))))
-
 (defvar pi-lsp--exiting nil
   "Non-nil once Emacs is exiting (`kill-emacs-hook' ran `pi-lsp-stop-all').
 Nothing may then throw out of the code that runs meanwhile: a question the server withdraws while
 `pi-lsp-stop' waits for it would unwind `kill-emacs' itself, and Emacs would not exit.")
 
+(defun pi-lsp--server-alive-p (proc)
+  "Whether the server process PROC still runs, even where Emacs cannot see it end.
+Inside `kill-emacs' run from a SIGHUP or SIGTERM handler every signal is blocked, SIGCHLD too,
+so a server that exited stays `run' to `process-live-p'; the system's process table (a zombie,
+state \"Z\", in `process-attributes') still tells.  Where `process-attributes' knows nothing of
+PROC, `process-live-p' decides."
+  (and (process-live-p proc)
+       (not (member (alist-get 'state (process-attributes (process-id proc))) '("Z" "X")))))
+
+(defun pi-lsp--serve-until (conn deadline predicate)
+  "Read CONN's output until PREDICATE returns non-nil, the server ends or `float-time' passes
+DEADLINE (seconds); return PREDICATE's last value.
+Only CONN's output is read and no timer runs (`accept-process-output' with JUST-THIS-ONE an
+integer): waiting on every process can spin forever at exit once a child ended unseen (see
+`pi-lsp--server-alive-p'), and a timer could throw or ask."
+  (let ((proc (jsonrpc--process conn)))
+    (while (and (not (funcall predicate)) (pi-lsp--server-alive-p proc) (< (float-time) deadline))
+      (accept-process-output proc 0.05 nil 1))
+    (funcall predicate)))
+
+(defun pi-lsp-stop (conn)
+  "Shut CONN down politely (shutdown request, exit notification), then end the process.
+Waits at most `pi-lsp-shutdown-timeout' seconds in all (the server is killed after that), and
+only on CONN's own output, so it also ends when Emacs exits on a signal (see
+`pi-lsp--server-alive-p'); there the process is deleted at once instead of by
+`jsonrpc-shutdown', whose wait for the sentinel reads every process and need not end."
+  (setf (pi-lsp-shutting-down conn) t)
+  (let ((proc (jsonrpc--process conn))
+        (deadline (+ (float-time) pi-lsp-shutdown-timeout))
+        (replied nil))
+    (unwind-protect
+        (when (pi-lsp--server-alive-p proc)
+          (ignore-errors
+            (jsonrpc-async-request conn :shutdown nil :timeout nil
+                                   :success-fn (lambda (_) (setq replied t))
+                                   :error-fn (lambda (_) (setq replied t)))
+            (when (pi-lsp--serve-until conn deadline (lambda () replied))
+              (jsonrpc-notify conn :exit nil)
+              (pi-lsp--serve-until conn deadline #'ignore))))
+      (if pi-lsp--exiting
+          ;; runs the sentinel (`pi-lsp--on-shutdown') at once, whatever SIGCHLD does
+          (when (process-live-p proc) (delete-process proc))
+        (jsonrpc-shutdown conn))
+      (setq pi-lsp--connections (delq conn pi-lsp--connections)))))
+
 (defun pi-lsp-stop-all ()
-  "Shut every connection down (on `kill-emacs-hook')."
+  "Shut every connection down (on `kill-emacs-hook'), each within `pi-lsp-shutdown-timeout'.
+Messages go to *Messages* only: after a SIGHUP there is no terminal to show them."
   (setq pi-lsp--exiting t)
-  (mapc (lambda (conn) (ignore-errors (pi-lsp-stop conn))) pi-lsp--connections))
+  (let ((inhibit-message t))
+    (mapc (lambda (conn) (ignore-errors (pi-lsp-stop conn))) (copy-sequence pi-lsp--connections))))
 
 (add-hook 'kill-emacs-hook #'pi-lsp-stop-all)
 
