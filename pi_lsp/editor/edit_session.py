@@ -37,6 +37,7 @@ from lsprotocol.types import (
 )
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolError
+from pi_lsp.editor import save_notices
 from pi_lsp.editor.connection import EditorConnection, EditorRequestError, EditorSettings
 from pi_lsp.editor.documents import UTF8_BOM, Document, DocumentStore, WaitOutcome, Waiter, read_disk
 from pi_lsp.editor.text_edits import edit_spans, minimal_text_edits
@@ -215,7 +216,7 @@ async def _apply_verify_save(
             others = outcome.text != request.new
     if others:  # never save the user's own unsaved typing along with the agent's edit
         notices.append(OTHER_CHANGES)
-        notices.append(f"[Not saved: the editor's buffer of {request.path} also holds the user's changes.]")
+        notices.append(save_notices.user_changes_too(request.path))
     else:
         notices.extend(await _save(request, version, waiter is not None, connection, settings))
     return WriteReport(via="editor", notices=notices)
@@ -282,19 +283,19 @@ async def _save(
     """Design.md section 4 step 6; returns the notices (a save problem is never an error)."""
     features = connection.features
     if not request.clean_before:
-        return [f"[Not saved: the editor's buffer of {request.path} had unsaved changes by the user; it stays unsaved.]"]
+        return [save_notices.was_dirty(request.path)]
     if not features.save_documents:
-        return [f"[Applied in the editor and not saved: {request.path} on disk is unchanged until the editor saves it.]"]
+        return [save_notices.cannot_save(request.path)]
     if confirmed_needed and version is None:
-        return [f"[Not saved: the editor has not confirmed the edit of {request.path} yet.]"]
+        return [save_notices.not_confirmed(request.path)]
     try:
         reply = await asyncio.wait_for(
             connection.save_documents([{"uri": request.uri, "version": version}]), settings.apply_timeout_seconds
         )
     except TimeoutError:
-        return [f"[Not saved: the editor did not answer the save of {request.path} in time.]"]
+        return [save_notices.save_timed_out(request.path)]
     except (EditorRequestError, ConnectionError) as exc:
-        return [f"[Not saved: the editor failed to save {request.path}: {exc}.]"]
+        return [save_notices.save_failed(request.path, exc)]
     saved = reply.get("saved") if isinstance(reply, dict) else None
     skipped = reply.get("skipped") if isinstance(reply, dict) else None
     if isinstance(saved, list) and request.uri in saved:
@@ -302,8 +303,8 @@ async def _save(
     for item in skipped if isinstance(skipped, list) else []:
         if isinstance(item, dict) and item.get("uri") == request.uri:
             reason = item.get("reason") or "no reason given"
-            return [f"[Not saved: {reason}. The change is in the editor's buffer of {request.path} only.]"]
-    return [f"[Not saved: the editor did not report saving {request.path}; the change is in its buffer only.]"]
+            return [save_notices.save_skipped(request.path, reason)]
+    return [save_notices.save_unreported(request.path)]
 
 
 async def _check_saved_bytes(request: EditRequest) -> list[str]:

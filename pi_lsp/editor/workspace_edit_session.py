@@ -35,6 +35,7 @@ from lsprotocol.types import (
 )
 
 from pi_lsp.agent.tool import ABORTED_MESSAGE, ToolError
+from pi_lsp.editor import save_notices
 from pi_lsp.editor.connection import EditorConnection, EditorRequestError, EditorSettings
 from pi_lsp.editor.documents import UTF8_BOM, DocumentStore, WaitOutcome, Waiter
 from pi_lsp.editor.edit_session import (
@@ -172,9 +173,9 @@ async def _apply_confirmed(
             continue
         kept = replace(request, new=landed)
         if not request.clean_before:
-            report.notices.append(f"[Not saved: the editor's buffer of {request.path} had unsaved changes by the user; it stays unsaved.]")
+            report.notices.append(save_notices.was_dirty(request.path))
         elif not connection.features.save_documents:
-            report.notices.append(f"[Applied in the editor and not saved: {request.path} on disk is unchanged until the editor saves it.]")
+            report.notices.append(save_notices.cannot_save(request.path))
         else:
             to_save.append((kept, outcome.version))
     if to_save:
@@ -215,13 +216,13 @@ async def _apply_verify_save(
                 others = outcome.text != request.new
         if others:
             notices.append(OTHER_CHANGES)
-            notices.append(f"[Not saved: the editor's buffer of {request.path} also holds the user's changes.]")
+            notices.append(save_notices.user_changes_too(request.path))
         elif not request.clean_before:
-            notices.append(f"[Not saved: the editor's buffer of {request.path} had unsaved changes by the user; it stays unsaved.]")
+            notices.append(save_notices.was_dirty(request.path))
         elif not connection.features.save_documents:
-            notices.append(f"[Applied in the editor and not saved: {request.path} on disk is unchanged until the editor saves it.]")
+            notices.append(save_notices.cannot_save(request.path))
         elif waiter is not None and version is None:
-            notices.append(f"[Not saved: the editor has not confirmed the change of {request.path} yet.]")
+            notices.append(save_notices.not_confirmed(request.path, "change"))
         else:
             to_save.append((request, version))
         reports.append(WriteReport(via="editor", notices=notices))
@@ -268,9 +269,9 @@ async def _save(
     try:
         reply = await asyncio.wait_for(connection.save_documents(documents), settings.apply_timeout_seconds)
     except TimeoutError:
-        return {r.uri: [f"[Not saved: the editor did not answer the save of {r.path} in time.]"] for r, _ in items}
+        return {r.uri: [save_notices.save_timed_out(r.path)] for r, _ in items}
     except (EditorRequestError, ConnectionError) as exc:
-        return {r.uri: [f"[Not saved: the editor failed to save {r.path}: {exc}.]"] for r, _ in items}
+        return {r.uri: [save_notices.save_failed(r.path, exc)] for r, _ in items}
     saved = reply.get("saved") if isinstance(reply, dict) else None
     skipped = reply.get("skipped") if isinstance(reply, dict) else None
     reasons = {
@@ -282,7 +283,7 @@ async def _save(
         if isinstance(saved, list) and request.uri in saved:
             notices[request.uri] = await _check_saved_bytes(request)
         elif request.uri in reasons:
-            notices[request.uri] = [f"[Not saved: {reasons[request.uri]}. The change is in the editor's buffer of {request.path} only.]"]
+            notices[request.uri] = [save_notices.save_skipped(request.path, reasons[request.uri])]
         else:
-            notices[request.uri] = [f"[Not saved: the editor did not report saving {request.path}; the change is in its buffer only.]"]
+            notices[request.uri] = [save_notices.save_unreported(request.path)]
     return notices
