@@ -273,6 +273,21 @@ async def test_an_eager_start_handler_answers_in_the_dispatch_step_or_goes_on_as
     assert len(frames) == 3 and b'"id": "three"' in frames[2] and b'"error"' in frames[2]
     assert "three" not in protocol._request_futures
     assert seen == [1, 2, "three"]  # the request's id is the protocol's msg_id while its handler runs
+    # a marked handler whose call itself raises (here a plain function, which eager_start is not
+    # meant for): answered with an error, and called once, never again through pygls's path
+    calls: list[Any] = []
+
+    @server.feature("contract/refusing")
+    @eager_start
+    def refusing(ls: LanguageServer, params: Any) -> None:
+        calls.append(params)
+        raise ValueError("refused")
+
+    protocol.handle_message(protocol.structure_message(
+        {"jsonrpc": "2.0", "id": 4, "method": "contract/refusing", "params": {}}))
+    await asyncio.sleep(0)
+    assert len(frames) == 4 and b'"id": 4' in frames[3] and b'"error"' in frames[3] and b"refused" in frames[3]
+    assert len(calls) == 1 and 4 not in protocol._request_futures
 
 
 def test_a_pi_request_is_structured_as_the_general_path_structures_it() -> None:

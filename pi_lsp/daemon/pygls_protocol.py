@@ -354,21 +354,28 @@ class RobustLanguageServerProtocol(LanguageServerProtocol):
             self._forget_finished()
         try:
             coro = handler(params)
-        except Exception:  # the call itself failed: pygls calls it again and answers the error
-            self._handle_request(msg_id, method_name, params)
-            return
-        if not asyncio.iscoroutine(coro):
-            future = eager_future(coro)
+        except Exception as exc:  # the call itself failed: answered as pygls answers a handler that raised
+            future = self._settled(RAISED, exc)  # (never called a second time, through pygls)
         else:
-            state, payload = first_step(coro)
-            if state == RETURNED:
-                try:
-                    self._send_returned(msg_id, payload)
-                except Exception:  # as _answer_or_track: logged, not answered again
-                    logger.exception("sending the answer to request %s failed", msg_id)
+            future = self._start_eager(msg_id, coro)
+            if future is None:
                 return
-            future = payload if state == WAITING else self._settled(state, payload)
         self._answer_or_track(msg_id, future, partial(self._send_handler_result, msg_id=msg_id))
+
+    def _start_eager(self, msg_id: Any, coro: Any) -> asyncio.Future[Any] | None:
+        """Step what an eager handler's call returned: ``None`` when its first step returned and the
+        answer was sent, else the future of its outcome (waiting, raised, cancelled, or not a
+        coroutine)."""
+        if not asyncio.iscoroutine(coro):
+            return eager_future(coro)
+        state, payload = first_step(coro)
+        if state == RETURNED:
+            try:
+                self._send_returned(msg_id, payload)
+            except Exception:  # as _answer_or_track: logged, not answered again
+                logger.exception("sending the answer to request %s failed", msg_id)
+            return None
+        return payload if state == WAITING else self._settled(state, payload)
 
     def _eager_handler(self, method_name: str) -> Any:
         """The handler of ``method_name`` when it is marked :func:`eager_start`, else ``None``;
