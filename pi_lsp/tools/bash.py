@@ -227,13 +227,22 @@ class BashTool(BuiltinTool):
             base_env.update(launch.env)
         spawn_env = registry.spawn_env(base_env) if registry is not None else base_env
         argv = launch.shell_argv(shell, command) if launch is not None else [shell, "-c", command]
+        aborted_while_starting = False
         try:
             shell_args = spawn_args(argv[1:])  # a launch's prefix is only set for judged commands (no NUL)
-            transport, _ = await loop.subprocess_exec(
+            spawn = asyncio.ensure_future(loop.subprocess_exec(
                 lambda: protocol, argv[0], *shell_args, stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(cwd),
                 env=spawn_env, start_new_session=True,
-            )
+            ))
+            try:
+                transport, _ = await asyncio.shield(spawn)
+            except asyncio.CancelledError:
+                # aborted while the shell was starting (it may already be running its command):
+                # let the start finish, then end its process group as any aborted call's, so no
+                # child outlives the call and the output so far is in the result
+                transport, _ = await spawn
+                aborted_while_starting = True
         except OSError as exc:
             buffer.close()
             raise ToolError(f"spawn {shell} {os_error_code(exc) or exc.strerror}") from None
@@ -246,7 +255,11 @@ class BashTool(BuiltinTool):
             registry.register(pgid)
             protocol.on_finished = lambda: registry.unregister(pgid)
         try:
-            outcome = await self._supervise(protocol, transport, pgid, timeout)
+            if aborted_while_starting:
+                await self._end_group(protocol, pgid)
+                outcome = _Outcome("aborted")
+            else:
+                outcome = await self._supervise(protocol, transport, pgid, timeout)
         finally:
             protocol.accepting = False
             updates.close()

@@ -90,6 +90,21 @@ async def test_cancel_leaves_no_process_of_the_group(env) -> None:
     assert pids_with_argument("300.103") == pids_with_argument("300.104") == []
 
 
+async def test_cancel_while_the_shell_starts_ends_its_group_and_says_aborted(env) -> None:
+    # the cancellation lands while the shell is being started (the call's first step ends there):
+    # the start finishes, then the group is ended as any aborted call's; asyncio's own handling
+    # would kill the shell alone, leave its children running and raise CancelledError
+    ctx = ToolContext("c", on_update=lambda r: None)
+    task = asyncio.ensure_future(BashTool(env).execute(BashArgs(command="sleep 300.105 & echo ready; wait"), ctx))
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(ToolError) as caught:
+        await task
+    assert caught.value.message.endswith("Command aborted")
+    assert pids_with_argument("300.105") == []
+    assert env.processes.groups == frozenset()
+
+
 async def test_sigterm_trapping_command_is_killed_by_the_escalation(env) -> None:
     command = "trap '' TERM; echo ready; while true; do sleep 0.05; done"
     text, pgid, seconds = await _start_and_cancel(env, command, "ready")
